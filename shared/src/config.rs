@@ -1,0 +1,89 @@
+//! Configuration read from the environment, shared by every service.
+
+use crate::event_log::EventLogConfig;
+use crate::telemetry::LogFormat;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A missing or unreadable setting.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A required variable is unset.
+    #[error("environment variable {0} is required")]
+    Missing(&'static str),
+    /// A variable could not be parsed.
+    #[error("environment variable {name} has an invalid value: {reason}")]
+    Invalid {
+        /// The variable.
+        name: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A required variable.
+pub fn required(name: &'static str) -> Result<String, ConfigError> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .ok_or(ConfigError::Missing(name))
+}
+
+/// An optional variable with a default.
+pub fn or_default<T: FromStr>(name: &'static str, default: T) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => v.parse().map_err(|e: T::Err| ConfigError::Invalid {
+            name,
+            reason: e.to_string(),
+        }),
+        _ => Ok(default),
+    }
+}
+
+/// The settings every service shares: where NATS and the log are, and the admin key.
+#[derive(Clone)]
+pub struct CommonConfig {
+    /// `NATS_URL` (default `nats://127.0.0.1:4222`).
+    pub nats_url: String,
+    /// `EVENT_STREAM`, `SUBJECT_PREFIX`, `STREAM_REPLICAS`, `DUPLICATE_WINDOW_SECS`, `KEY_BUCKET`.
+    pub event_log: EventLogConfig,
+    /// `ADMIN_KEY`: the operator's secret for the admin API.
+    pub admin_key: String,
+    /// `LOG_FORMAT`: `pretty` (default) or `json`.
+    pub log_format: LogFormat,
+}
+
+impl std::fmt::Debug for CommonConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommonConfig")
+            .field("nats_url", &self.nats_url)
+            .field("event_log", &self.event_log)
+            .field("admin_key", &"<redacted>")
+            .finish()
+    }
+}
+
+impl CommonConfig {
+    /// Reads the shared settings.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let defaults = EventLogConfig::default();
+        Ok(Self {
+            nats_url: or_default("NATS_URL", "nats://127.0.0.1:4222".to_owned())?,
+            event_log: EventLogConfig {
+                stream: or_default("EVENT_STREAM", defaults.stream)?,
+                subject_prefix: or_default("SUBJECT_PREFIX", defaults.subject_prefix)?,
+                replicas: or_default("STREAM_REPLICAS", defaults.replicas)?,
+                duplicate_window: Duration::from_secs(or_default(
+                    "DUPLICATE_WINDOW_SECS",
+                    defaults.duplicate_window.as_secs(),
+                )?),
+                key_bucket: or_default("KEY_BUCKET", defaults.key_bucket)?,
+            },
+            admin_key: required("ADMIN_KEY")?,
+            log_format: LogFormat::parse(&or_default("LOG_FORMAT", "pretty".to_owned())?),
+        })
+    }
+}

@@ -1,0 +1,67 @@
+use super::{IpHasher, PluginRecord, RecordKind};
+use crate::envelope::{Logged, RecordBatch};
+use crate::validation::{FieldError, FieldErrors};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// Server status, sent every sync interval (`POST /api/plugin/heartbeat`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Heartbeat {
+    /// UUID of the sending server.
+    pub server_id: Uuid,
+    /// Ticks per second, 0..=1000.
+    pub tps: f64,
+    /// Players online now.
+    pub player_count: i64,
+    /// Player capacity.
+    pub max_players: i64,
+    /// When the heartbeat was taken; the time of receipt when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<DateTime<Utc>>,
+    /// Display name of the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Server software and version, e.g. "Paper 1.21.4".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Memory in use, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_used_mb: Option<f64>,
+    /// Memory limit, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_max_mb: Option<f64>,
+    /// False on a graceful shutdown; true when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online: Option<bool>,
+}
+
+impl PluginRecord for Heartbeat {
+    const KIND: RecordKind = RecordKind::Heartbeat;
+
+    fn validate(&self, now: DateTime<Utc>) -> Result<(), Vec<FieldError>> {
+        let mut errors = FieldErrors::new();
+        errors.number("tps", Some(self.tps), 0.0, 1000.0);
+        errors.at_least("player_count", Some(self.player_count), 0);
+        errors.at_least("max_players", Some(self.max_players), 0);
+        errors.not_future("timestamp", self.timestamp, now);
+        errors.text("name", self.name.as_deref(), 1, 128);
+        errors.text("version", self.version.as_deref(), 1, 128);
+        errors.number("memory_used_mb", self.memory_used_mb, 0.0, 1e9);
+        errors.number("memory_max_mb", self.memory_max_mb, 0.0, 1e9);
+        errors.into_result()
+    }
+
+    fn normalize(&mut self, received_at: DateTime<Utc>, _: &IpHasher) {
+        self.timestamp.get_or_insert(received_at);
+    }
+
+    fn server_id(&self) -> Option<Uuid> {
+        Some(self.server_id)
+    }
+
+    fn into_batch(records: Vec<Logged<Self>>) -> RecordBatch {
+        RecordBatch::Heartbeat(records)
+    }
+}

@@ -1,0 +1,141 @@
+use super::{PluginRecord, RecordKind};
+use crate::envelope::{Logged, RecordBatch};
+use crate::validation::{FieldError, FieldErrors};
+use chrono::{DateTime, Utc};
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use std::net::IpAddr;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// Join or quit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionEvent {
+    /// The player joined the server.
+    Join,
+    /// The player left the server.
+    Quit,
+}
+
+/// A player joining or leaving a server (`POST /api/plugin/sessions`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Session {
+    /// UUID of the server.
+    pub server_id: Uuid,
+    /// The player.
+    pub player_uuid: Uuid,
+    /// The player's name now.
+    pub player_name: String,
+    /// `join` or `quit`.
+    pub event: SessionEvent,
+    /// When; the time of receipt when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<DateTime<Utc>>,
+    /// The player's client version, e.g. "1.21.4".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_version: Option<String>,
+    /// The player's IP as sent. Never logged or stored: ingest replaces it by `ip_hash`.
+    #[serde(default, skip_serializing)]
+    pub ip: Option<String>,
+    /// Keyed hash of the IP (for alt detection), set by ingest; a client's value is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(read_only)]
+    pub ip_hash: Option<String>,
+}
+
+/// Hashes player IPs with a secret key (HMAC-SHA256), so equal IPs match without being stored.
+#[derive(Clone)]
+pub struct IpHasher {
+    key: Vec<u8>,
+}
+
+impl IpHasher {
+    /// A hasher with the deployment's secret `IP_HASH_KEY`.
+    pub fn new(key: &[u8]) -> Self {
+        Self { key: key.to_vec() }
+    }
+
+    /// Hex HMAC of the canonical form of `ip` (so `::ffff:1.2.3.4` and `1.2.3.4` match).
+    pub fn hash(&self, ip: IpAddr) -> String {
+        let canonical = ip.to_canonical().to_string();
+        // HMAC takes keys of any length, so this cannot fail.
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+        mac.update(canonical.as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+}
+
+impl std::fmt::Debug for IpHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IpHasher(..)")
+    }
+}
+
+impl PluginRecord for Session {
+    const KIND: RecordKind = RecordKind::Session;
+
+    fn validate(&self, now: DateTime<Utc>) -> Result<(), Vec<FieldError>> {
+        let mut errors = FieldErrors::new();
+        errors.text("player_name", Some(&self.player_name), 1, 64);
+        errors.text("client_version", self.client_version.as_deref(), 1, 64);
+        errors.not_future("at", self.at, now);
+        if let Some(ip) = &self.ip {
+            if ip.parse::<IpAddr>().is_err() {
+                errors.push("ip", "invalid_ip", "must be an IPv4 or IPv6 address");
+            }
+        }
+        errors.into_result()
+    }
+
+    fn normalize(&mut self, received_at: DateTime<Utc>, ip_hasher: &IpHasher) {
+        self.at.get_or_insert(received_at);
+        self.ip_hash = self
+            .ip
+            .take()
+            .and_then(|ip| ip.parse::<IpAddr>().ok())
+            .map(|ip| ip_hasher.hash(ip));
+    }
+
+    fn server_id(&self) -> Option<Uuid> {
+        Some(self.server_id)
+    }
+
+    fn into_batch(records: Vec<Logged<Self>>) -> RecordBatch {
+        RecordBatch::Session(records)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ip_never_survives_normalization_or_serialization() {
+        let mut session: Session = serde_json::from_str(
+            r#"{"server_id":"7d6b4c0e-1d1f-4f7e-9a53-8c1f3f3c2a10","player_uuid":"069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                "player_name":"Notch","event":"join","ip":"203.0.113.7","ip_hash":"forged"}"#,
+        )
+        .expect("valid session");
+        let hasher = IpHasher::new(b"secret");
+        session.normalize(Utc::now(), &hasher);
+        let logged = serde_json::to_string(&session).expect("serializes");
+        assert!(!logged.contains("203.0.113.7"));
+        assert!(!logged.contains("forged"));
+        assert_eq!(
+            session.ip_hash,
+            Some(hasher.hash("203.0.113.7".parse().expect("ip")))
+        );
+    }
+
+    #[test]
+    fn mapped_ipv4_hashes_like_ipv4_and_keys_differ() {
+        let a = IpHasher::new(b"k1");
+        let v4: IpAddr = "1.2.3.4".parse().expect("ip");
+        let mapped: IpAddr = "::ffff:1.2.3.4".parse().expect("ip");
+        assert_eq!(a.hash(v4), a.hash(mapped));
+        assert_ne!(a.hash(v4), IpHasher::new(b"k2").hash(v4));
+    }
+}
