@@ -81,6 +81,8 @@ async fn readyz(State(readiness): State<Readiness>) -> impl IntoResponse {
 
 /// `/healthz` (the process is alive), `/readyz` (every probe passes) and `/metrics`.
 pub fn ops_router(readiness: Readiness) -> Router {
+    // Install the recorder now, so metrics recorded before the first scrape are kept.
+    crate::telemetry::prometheus();
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -11,6 +11,7 @@ pub mod health;
 pub mod keys;
 pub mod problem;
 pub mod records;
+pub mod shutdown;
 pub mod subjects;
 pub mod telemetry;
 pub mod validation;

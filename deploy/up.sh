@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Starts the local stack: a private nats-server and PostgreSQL under .local/ (unless NATS_URL /
+# DATABASE_URL are set), the all-in-one `stack` binary, and a demo account with one plugin and one
+# dashboard key, written to .local/stack.env.
+#
+#   ./deploy/up.sh [--detach] [--demo] [--infra-only]
+#
+#   --detach      return once everything answers its readiness check (default: stay in the
+#                 foreground tailing the log; Ctrl-C stops everything like deploy/down.sh)
+#   --demo        also start the demo fleet (not available yet)
+#   --infra-only  start only nats-server and PostgreSQL (for running services with cargo run);
+#                 implies --detach
+#
+# Environment: NATS_URL, DATABASE_URL (use these instead of private servers), NATS_PORT, PG_PORT,
+# HTTP_PORT (override the remembered ports), RUST_LOG (default info), LOG_FORMAT (default pretty).
+set -euo pipefail
+
+# shellcheck source=deploy/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+
+READY_TIMEOUT=120
+detach=false
+demo=false
+infra_only=false
+for arg in "$@"; do
+    case "$arg" in
+    --detach) detach=true ;;
+    --demo) demo=true ;;
+    --infra-only)
+        infra_only=true
+        detach=true
+        ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) die "unknown argument: $arg (see --help)" ;;
+    esac
+done
+
+mkdir -p "$LOCAL_DIR" "$LOG_DIR"
+command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
+require_python
+
+section "servers"
+choose_ports
+if [[ -n "${NATS_URL:-}" ]]; then
+    log "using NATS_URL from the environment"
+else
+    ensure_nats_installed
+    start_nats
+    NATS_URL="nats://127.0.0.1:$NATS_PORT"
+fi
+if [[ -n "${DATABASE_URL:-}" ]]; then
+    log "using DATABASE_URL from the environment"
+else
+    ensure_postgres_installed
+    mkdir -p "$PG_DIR"
+    pg_own_dir "$PG_DIR"
+    pg_init "$PG_DATA"
+    pg_start "$PG_DATA" "$PG_RUN" "$PG_PORT" "$PG_LOG"
+    pg_ensure_db "$PG_PORT" "$PG_DB_NAME"
+    DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB_NAME"
+fi
+export NATS_URL DATABASE_URL
+
+if [[ "$infra_only" == true ]]; then
+    cat <<EOF
+
+nats-server and PostgreSQL are up (stop them with ./deploy/down.sh):
+  export NATS_URL=$NATS_URL
+  export DATABASE_URL=$DATABASE_URL
+logs: $NATS_LOG, $PG_LOG
+EOF
+    exit 0
+fi
+
+ensure_secrets
+BASE_URL="http://127.0.0.1:$HTTP_PORT"
+
+section "build"
+cargo build --release -p stack
+STACK_BIN="$REPO_ROOT/target/release/stack"
+[[ -x "$STACK_BIN" ]] || die "cargo build succeeded but $STACK_BIN does not exist"
+
+section "stack"
+stop_stack
+log "starting $STACK_BIN on $BASE_URL (log: $STACK_LOG)"
+printf '\n----- %s deploy/up.sh starting stack -----\n' "$(date -u +%FT%TZ)" >>"$STACK_LOG"
+BIND_ADDR="127.0.0.1:$HTTP_PORT" ADMIN_KEY="$ADMIN_KEY" IP_HASH_KEY="$IP_HASH_KEY" \
+    LOG_FORMAT="${LOG_FORMAT:-pretty}" RUST_LOG="${RUST_LOG:-info}" \
+    setsid "$STACK_BIN" </dev/null >>"$STACK_LOG" 2>&1 &
+stack_pid=$!
+echo "$stack_pid" >"$STACK_PID"
+
+log "waiting up to ${READY_TIMEOUT}s for $BASE_URL/readyz"
+ready=false
+for ((i = 0; i < READY_TIMEOUT * 4; i++)); do
+    if [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$BASE_URL/readyz" || true)" == "200" ]]; then
+        ready=true
+        break
+    fi
+    pid_alive "$stack_pid" || break
+    sleep 0.25
+done
+if [[ "$ready" != true ]]; then
+    tail -n 40 "$STACK_LOG" >&2 || true
+    if pid_alive "$stack_pid"; then
+        stop_stack
+        die "the stack did not become ready within ${READY_TIMEOUT}s (log: $STACK_LOG); nats-server and PostgreSQL are still running: ./deploy/down.sh stops them"
+    fi
+    rm -f "$STACK_PID"
+    die "the stack exited during start-up (log: $STACK_LOG); nats-server and PostgreSQL are still running: ./deploy/down.sh stops them"
+fi
+
+# --- demo account ---------------------------------------------------------------------------
+
+# admin_api METHOD PATH [BODY]: prints the response body; fails unless the status is 2xx.
+admin_api() {
+    local method="$1" path="$2" body="${3:-}" out status
+    out="$(mktemp)"
+    local args=(-s -o "$out" -w '%{http_code}' --max-time 10 -X "$method"
+        -H "Authorization: Bearer $ADMIN_KEY" "$BASE_URL$path")
+    if [[ -n "$body" ]]; then
+        args+=(-H 'Content-Type: application/json' --data "$body")
+    fi
+    status="$(curl "${args[@]}" || true)"
+    if [[ "$status" != 2* ]]; then
+        printf 'error: %s %s answered %s: %s\n' "$method" "$path" "${status:-no response}" "$(cat "$out")" >&2
+        rm -f "$out"
+        return 1
+    fi
+    cat "$out"
+    rm -f "$out"
+}
+
+# json_field FIELD: reads a JSON object on stdin and prints one top-level string field.
+json_field() {
+    python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+
+# account_listed ID: true when GET /api/admin/accounts lists the account.
+account_listed() {
+    admin_api GET /api/admin/accounts | python3 -c '
+import json, sys
+items = json.load(sys.stdin).get("items", [])
+sys.exit(0 if any(a.get("id") == sys.argv[1] for a in items) else 1)' "$1"
+}
+
+ACCOUNT_ID=""
+PLUGIN_KEY=""
+DASHBOARD_KEY=""
+if [[ -f "$STACK_ENV" ]]; then
+    ACCOUNT_ID="$(sed -n "s/^ACCOUNT_ID=//p" "$STACK_ENV" | tr -d "'\"")"
+    PLUGIN_KEY="$(sed -n "s/^PLUGIN_KEY=//p" "$STACK_ENV" | tr -d "'\"")"
+    DASHBOARD_KEY="$(sed -n "s/^DASHBOARD_KEY=//p" "$STACK_ENV" | tr -d "'\"")"
+fi
+if [[ -n "$ACCOUNT_ID" && -n "$PLUGIN_KEY" && -n "$DASHBOARD_KEY" ]] && account_listed "$ACCOUNT_ID"; then
+    log "reusing demo account $ACCOUNT_ID from $STACK_ENV"
+else
+    log "creating the demo account"
+    ACCOUNT_ID="$(admin_api POST /api/admin/accounts '{"name":"Demo Network"}' | json_field id)"
+    PLUGIN_KEY="$(admin_api POST "/api/admin/accounts/$ACCOUNT_ID/keys" \
+        '{"kind":"plugin","label":"demo plugin"}' | json_field key)"
+    DASHBOARD_KEY="$(admin_api POST "/api/admin/accounts/$ACCOUNT_ID/keys" \
+        '{"kind":"dashboard","label":"demo dashboard"}' | json_field key)"
+fi
+
+(
+    umask 077
+    {
+        echo "# Written by deploy/up.sh. Shell syntax: source it."
+        printf 'BASE_URL=%q\n' "$BASE_URL"
+        printf 'ADMIN_KEY=%q\n' "$ADMIN_KEY"
+        printf 'ACCOUNT_ID=%q\n' "$ACCOUNT_ID"
+        printf 'PLUGIN_KEY=%q\n' "$PLUGIN_KEY"
+        printf 'DASHBOARD_KEY=%q\n' "$DASHBOARD_KEY"
+        printf 'NATS_URL=%q\n' "$NATS_URL"
+        printf 'DATABASE_URL=%q\n' "$DATABASE_URL"
+    } >"$STACK_ENV"
+)
+chmod 600 "$STACK_ENV"
+
+cat <<EOF
+
+The local stack is up.
+  base URL:       $BASE_URL
+  admin key:      $ADMIN_KEY
+  account:        $ACCOUNT_ID (Demo Network)
+  plugin key:     $PLUGIN_KEY
+  dashboard key:  $DASHBOARD_KEY
+  all of these:   $STACK_ENV (source it)
+
+Try:
+  curl -s -H "Authorization: Bearer $DASHBOARD_KEY" $BASE_URL/api/servers
+
+Logs: $STACK_LOG, $NATS_LOG, $PG_LOG
+Stop: ./deploy/down.sh
+EOF
+
+if [[ "$demo" == true ]]; then
+    echo "demo fleet: not available yet"
+fi
+
+if [[ "$detach" == true ]]; then
+    exit 0
+fi
+
+# Foreground: follow the log until Ctrl-C (or until the stack exits), then stop everything.
+echo
+log "following $STACK_LOG; Ctrl-C stops the stack, nats-server and PostgreSQL"
+tail -n 0 -F "$STACK_LOG" &
+tail_pid=$!
+stopping=false
+shutdown() {
+    [[ "$stopping" == true ]] && return
+    stopping=true
+    kill "$tail_pid" 2>/dev/null || true
+    echo
+    "$REPO_ROOT/deploy/down.sh"
+}
+trap 'shutdown; exit 0' INT TERM
+while pid_alive "$stack_pid"; do
+    sleep 1
+done
+shutdown
+die "the stack exited (log: $STACK_LOG)"

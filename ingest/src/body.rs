@@ -1,0 +1,86 @@
+//! Reading a write's body: content type, size and gzip, in the order of contract §2.
+
+use crate::error::IngestError;
+use axum::body::{Body, Bytes};
+use axum::http::HeaderMap;
+use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
+use flate2::read::GzDecoder;
+use std::io::Read;
+
+/// Largest body, after decompression (contract §1).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// True for `application/json` (any parameters) and `application/*+json`.
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// Checks the content type, then reads and (if gzipped) inflates the body within the limit.
+pub async fn read_json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, IngestError> {
+    let content_type = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !is_json(content_type) {
+        return Err(IngestError::UnsupportedMediaType);
+    }
+    let encoding = headers
+        .get(CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    if !matches!(encoding.as_str(), "" | "identity" | "gzip") {
+        return Err(IngestError::UnsupportedEncoding(encoding));
+    }
+    let too_large =
+        || IngestError::TooLarge(format!("the body must be at most {MAX_BODY_BYTES} bytes"));
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    let raw = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| too_large())?;
+    if encoding != "gzip" {
+        return Ok(raw);
+    }
+    let mut inflated = Vec::with_capacity(raw.len() * 4);
+    GzDecoder::new(raw.as_ref())
+        .take(MAX_BODY_BYTES as u64 + 1)
+        .read_to_end(&mut inflated)
+        .map_err(|_| IngestError::Malformed {
+            detail: "the body is not valid gzip".into(),
+            errors: Vec::new(),
+        })?;
+    if inflated.len() > MAX_BODY_BYTES {
+        return Err(IngestError::TooLarge(format!(
+            "the body must be at most {MAX_BODY_BYTES} bytes after decompression"
+        )));
+    }
+    Ok(inflated.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_json;
+
+    #[test]
+    fn json_content_types() {
+        assert!(is_json("application/json"));
+        assert!(is_json("Application/JSON; charset=utf-8"));
+        assert!(is_json("application/problem+json"));
+        assert!(!is_json("text/plain"));
+        assert!(!is_json(""));
+        assert!(!is_json("application/jsonx"));
+    }
+}

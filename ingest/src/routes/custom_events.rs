@@ -1,0 +1,68 @@
+//! `POST /api/v1/plugin/events`: custom events, one or a batch.
+
+use crate::auth::PluginCaller;
+use crate::body::read_json_body;
+use crate::decode::split_body;
+use crate::error::IngestError;
+use crate::state::AppState;
+use crate::write::{append, prepare};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use shared::records::CustomEvent;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new().route("/api/v1/plugin/events", post(write_events))
+}
+
+/// The 202 body for a single custom event.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct EventAccepted {
+    /// The event's id (the client's, or one assigned on receipt).
+    pub(super) id: Uuid,
+    /// The event's name.
+    pub(super) name: String,
+    /// When it happened (the time of receipt when omitted).
+    pub(super) occurred_at: String,
+    /// When it was received.
+    pub(super) received_at: String,
+}
+
+fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+async fn write_events(
+    State(state): State<AppState>,
+    PluginCaller(caller): PluginCaller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, IngestError> {
+    let bytes = read_json_body(&headers, body).await?;
+    let records = split_body(&bytes)?;
+    let prepared = prepare::<CustomEvent>(&state, &records)?;
+    let single = (!records.is_batch).then(|| {
+        prepared.records.first().map(|logged| EventAccepted {
+            id: logged.id,
+            name: logged.record.name.clone(),
+            occurred_at: timestamp(logged.record.occurred_at.unwrap_or(prepared.received_at)),
+            received_at: timestamp(prepared.received_at),
+        })
+    });
+    let report = append(&state, &caller, prepared).await?;
+    Ok(match single.flatten() {
+        Some(event) => {
+            tracing::debug!(event_id = %event.id, name = %event.name, "custom event appended");
+            (StatusCode::ACCEPTED, Json(event)).into_response()
+        }
+        // A single event repeating an id within its own request cannot happen, so this is a batch.
+        None => (StatusCode::ACCEPTED, Json(report)).into_response(),
+    })
+}

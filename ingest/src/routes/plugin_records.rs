@@ -1,0 +1,42 @@
+//! `POST /api/plugin/*`: heartbeats, chat, punishments, anti-cheat flags, sessions, rank changes
+//! and account links. One generic handler serves them all.
+
+use crate::auth::PluginCaller;
+use crate::body::read_json_body;
+use crate::decode::split_body;
+use crate::error::IngestError;
+use crate::state::AppState;
+use crate::write::{WriteReport, append, prepare};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use axum::{Json, Router};
+use shared::records::{
+    AccountLink, AnticheatFlag, ChatEntry, Heartbeat, PluginRecord, Punishment, RankChange, Session,
+};
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/plugin/heartbeat", post(write::<Heartbeat>))
+        .route("/api/plugin/chat", post(write::<ChatEntry>))
+        .route("/api/plugin/punishments", post(write::<Punishment>))
+        .route("/api/plugin/anticheat-flags", post(write::<AnticheatFlag>))
+        .route("/api/plugin/sessions", post(write::<Session>))
+        .route("/api/plugin/rank-changes", post(write::<RankChange>))
+        .route("/api/plugin/account-links", post(write::<AccountLink>))
+}
+
+/// Accepts one record or a batch of `T`; 202 once every accepted record is in the log.
+async fn write<T: PluginRecord>(
+    State(state): State<AppState>,
+    PluginCaller(caller): PluginCaller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<WriteReport>), IngestError> {
+    let bytes = read_json_body(&headers, body).await?;
+    let records = split_body(&bytes)?;
+    let prepared = prepare::<T>(&state, &records)?;
+    let report = append(&state, &caller, prepared).await?;
+    Ok((StatusCode::ACCEPTED, Json(report)))
+}

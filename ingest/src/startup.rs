@@ -1,0 +1,132 @@
+//! Building ingest: connect NATS, check the log, load keys, assemble the router.
+
+use crate::auth::sync_keys;
+use crate::config::Config;
+use crate::publisher::Publisher;
+use crate::routes;
+use crate::state::AppState;
+use anyhow::Context;
+use async_nats::jetstream;
+use axum::Router;
+use serde_json::json;
+use shared::health::{Readiness, finish_router, ops_router};
+use shared::keys::KeyDirectory;
+use shared::records::IpHasher;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// The broker must take a full 1 MiB batch plus its envelope in one message.
+const MIN_MAX_PAYLOAD: usize = 2 * 1024 * 1024;
+
+/// Ingest's routes and readiness probes, built but not yet listening.
+pub struct Ingest {
+    /// The plugin write routes, with state applied (no ops routes, no fallbacks).
+    pub api: Router,
+    /// Probes: NATS connected, keys loaded.
+    pub readiness: Readiness,
+}
+
+impl Ingest {
+    /// Connects to NATS, checks the event stream, and starts mirroring the key bucket.
+    pub async fn build(config: &Config, shutdown: CancellationToken) -> anyhow::Result<Ingest> {
+        let log = &config.common.event_log;
+        let client = async_nats::ConnectOptions::new()
+            .name("warden-ingest")
+            .connect(&config.common.nats_url)
+            .await
+            .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
+        let max_payload = client.server_info().max_payload;
+        anyhow::ensure!(
+            max_payload >= MIN_MAX_PAYLOAD,
+            "nats-server max_payload is {max_payload} bytes; set it to at least {MIN_MAX_PAYLOAD} \
+             (e.g. `max_payload: 8MB`) so a full batch fits in one log message"
+        );
+        let js = jetstream::new(client.clone());
+        let stream = js
+            .get_or_create_stream(log.stream_config())
+            .await
+            .with_context(|| format!("opening event stream {}", log.stream))?;
+        log.check(&stream.cached_info().config)?;
+        let bucket = match js.get_key_value(&log.key_bucket).await {
+            Ok(bucket) => bucket,
+            Err(_) => js
+                .create_key_value(log.key_bucket_config())
+                .await
+                .with_context(|| format!("creating key bucket {}", log.key_bucket))?,
+        };
+        let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
+        tokio::spawn(sync_keys(bucket, keys.clone(), shutdown));
+
+        let publisher = Publisher::new(client.clone(), log.stream.clone(), config.publish_timeout);
+        let state = AppState {
+            keys: keys.clone(),
+            publisher: publisher.clone(),
+            subjects: log.subjects(),
+            ip_hasher: IpHasher::new(config.ip_hash_key.as_bytes()),
+        };
+        let readiness = Readiness::new()
+            .with("ingest_nats", move || {
+                let connected = publisher.is_connected();
+                async move {
+                    if connected {
+                        Ok(json!("connected"))
+                    } else {
+                        Err("not connected to NATS".into())
+                    }
+                }
+            })
+            .with("ingest_keys", move || {
+                let (loaded, count) = (keys.is_loaded(), keys.len());
+                async move {
+                    if loaded {
+                        Ok(json!({"live_keys": count}))
+                    } else {
+                        Err("key bucket not loaded yet".into())
+                    }
+                }
+            });
+        Ok(Ingest {
+            api: routes::router(state),
+            readiness,
+        })
+    }
+}
+
+/// Ingest as a standalone HTTP service.
+pub struct App {
+    listener: TcpListener,
+    router: Router,
+}
+
+impl App {
+    /// Builds ingest and binds `config.bind_addr` (port 0 picks a free port).
+    pub async fn build(config: Config, shutdown: CancellationToken) -> anyhow::Result<App> {
+        let ingest = Ingest::build(&config, shutdown).await?;
+        let router = finish_router(ingest.api.merge(ops_router(ingest.readiness)));
+        let listener = TcpListener::bind(config.bind_addr)
+            .await
+            .with_context(|| format!("binding {}", config.bind_addr))?;
+        Ok(App { listener, router })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// Serves until `shutdown` is cancelled, then drains open requests.
+    pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        axum::serve(
+            self.listener,
+            self.router
+                .into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await?;
+        Ok(())
+    }
+}

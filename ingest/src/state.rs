@@ -1,0 +1,20 @@
+//! What every ingest request handler shares.
+
+use crate::publisher::Publisher;
+use shared::keys::KeyDirectory;
+use shared::records::IpHasher;
+use shared::subjects::Subjects;
+use std::sync::Arc;
+
+/// Shared, cheaply cloned handler state.
+#[derive(Clone)]
+pub struct AppState {
+    /// Live API keys.
+    pub keys: Arc<KeyDirectory>,
+    /// Appends log messages and waits for their acks.
+    pub publisher: Publisher,
+    /// The log's subject scheme.
+    pub subjects: Subjects,
+    /// Hashes player IPs before they reach the log.
+    pub ip_hasher: IpHasher,
+}

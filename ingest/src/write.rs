@@ -1,0 +1,198 @@
+//! The write path shared by every plugin endpoint: decode, validate, normalize, then append
+//! one log message per subject and wait for every ack.
+
+use crate::decode::{RawRecords, RecordError, decode_record};
+use crate::error::IngestError;
+use crate::state::AppState;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use shared::envelope::{LogMessage, Logged};
+use shared::keys::Caller;
+use shared::problem::RejectedRecord;
+use shared::records::PluginRecord;
+use std::collections::HashSet;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// The 202 body of a write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+pub struct WriteReport {
+    /// Records durably appended to the log by this request.
+    pub accepted: usize,
+    /// Records recognised at once as already received (a repeated id).
+    pub duplicates: usize,
+    /// Records refused, with their problems.
+    pub rejected: Vec<RejectedRecord>,
+}
+
+/// Records ready for the log.
+#[derive(Debug)]
+pub struct Prepared<T> {
+    /// Valid, normalized records with their event ids, in request order.
+    pub records: Vec<Logged<T>>,
+    /// True when every record's id came from the client (so a retry has the same ids).
+    pub client_ids: bool,
+    /// Records that repeated an id seen earlier in the same request.
+    pub duplicates: usize,
+    /// Refused records.
+    pub rejected: Vec<RejectedRecord>,
+    /// When the request arrived.
+    pub received_at: DateTime<Utc>,
+}
+
+/// Decodes, validates and normalizes every record; refuses the request when none is usable.
+pub fn prepare<T: PluginRecord>(
+    state: &AppState,
+    body: &RawRecords<'_>,
+) -> Result<Prepared<T>, IngestError> {
+    let received_at = Utc::now();
+    let mut prepared = Prepared {
+        records: Vec::new(),
+        client_ids: true,
+        duplicates: 0,
+        rejected: Vec::new(),
+        received_at,
+    };
+    let mut seen = HashSet::new();
+    for (index, raw) in body.records.iter().enumerate() {
+        match decode_record::<T>(raw, received_at) {
+            Ok(decoded) => {
+                let id = match decoded.id {
+                    Some(id) if !seen.insert(id) => {
+                        prepared.duplicates += 1;
+                        continue;
+                    }
+                    Some(id) => id,
+                    None => {
+                        prepared.client_ids = false;
+                        Uuid::now_v7()
+                    }
+                };
+                let mut record = decoded.record;
+                record.normalize(received_at, &state.ip_hasher);
+                prepared.records.push(Logged { id, record });
+            }
+            Err(error) if !body.is_batch => return Err(single_record_error(error)),
+            Err(error) => prepared.rejected.push(RejectedRecord {
+                index,
+                code: error.code(),
+                errors: error.errors().to_vec(),
+            }),
+        }
+    }
+    metrics::counter!("ingest_records_total", "kind" => T::KIND.as_str(), "outcome" => "rejected")
+        .increment(prepared.rejected.len() as u64);
+    if prepared.records.is_empty() && prepared.duplicates == 0 {
+        return Err(IngestError::Rejected {
+            code: "validation_failed".into(),
+            detail: format!(
+                "all {} records were rejected; see `rejected`",
+                prepared.rejected.len()
+            ),
+            rejected: prepared.rejected,
+        });
+    }
+    Ok(prepared)
+}
+
+fn single_record_error(error: RecordError) -> IngestError {
+    let detail = error
+        .errors()
+        .first()
+        .map(|e| {
+            if e.field.is_empty() {
+                e.message.clone()
+            } else {
+                format!("{}: {}", e.field, e.message)
+            }
+        })
+        .unwrap_or_else(|| "the record is invalid".into());
+    match error {
+        RecordError::Shape(errors) => IngestError::Malformed { detail, errors },
+        RecordError::Rules(_) => IngestError::Rejected {
+            code: error.code(),
+            detail,
+            rejected: vec![RejectedRecord {
+                index: 0,
+                code: error.code(),
+                errors: error.errors().to_vec(),
+            }],
+        },
+    }
+}
+
+/// Appends the records (one log message per subject) and waits for every ack.
+#[tracing::instrument(name = "append", skip_all, fields(account_id = %caller.account_id, kind = T::KIND.as_str()))]
+pub async fn append<T: PluginRecord>(
+    state: &AppState,
+    caller: &Caller,
+    prepared: Prepared<T>,
+) -> Result<WriteReport, IngestError> {
+    let Prepared {
+        records,
+        client_ids,
+        mut duplicates,
+        rejected,
+        received_at,
+    } = prepared;
+    let mut groups: Vec<(Option<String>, Vec<Logged<T>>)> = Vec::new();
+    for logged in records {
+        let name = logged.record.subject_name().map(str::to_owned);
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, group)) => group.push(logged),
+            None => groups.push((name, vec![logged])),
+        }
+    }
+    let publishes = groups.into_iter().map(|(name, group)| {
+        let subject = state
+            .subjects
+            .for_records(caller.account_id, T::KIND, name.as_deref());
+        let message_id = client_ids.then(|| message_id(caller.account_id, &group));
+        let count = group.len();
+        let payload =
+            LogMessage::new(caller.account_id, received_at, T::into_batch(group)).encode();
+        async move {
+            (
+                count,
+                state.publisher.append(subject, message_id, payload).await,
+            )
+        }
+    });
+    let mut accepted = 0;
+    for (count, result) in futures::future::join_all(publishes).await {
+        let appended = result.map_err(IngestError::Unavailable)?;
+        tracing::debug!(
+            sequence = appended.sequence,
+            records = count,
+            duplicate = appended.duplicate,
+            "appended"
+        );
+        if appended.duplicate {
+            duplicates += count
+        } else {
+            accepted += count
+        }
+    }
+    let kind = T::KIND.as_str();
+    metrics::counter!("ingest_records_total", "kind" => kind, "outcome" => "accepted")
+        .increment(accepted as u64);
+    metrics::counter!("ingest_records_total", "kind" => kind, "outcome" => "duplicate")
+        .increment(duplicates as u64);
+    Ok(WriteReport {
+        accepted,
+        duplicates,
+        rejected,
+    })
+}
+
+/// A log message id derived from the records' client ids, so a retried request is recognised
+/// by JetStream's duplicate window.
+fn message_id<T>(account_id: Uuid, records: &[Logged<T>]) -> String {
+    let mut hash = Sha256::new();
+    hash.update(account_id.as_bytes());
+    for logged in records {
+        hash.update(logged.id.as_bytes());
+    }
+    hex::encode(hash.finalize())
+}

@@ -1,0 +1,190 @@
+use async_nats::jetstream::{self, kv};
+use ingest::{App, Config};
+use serde_json::Value;
+use shared::config::CommonConfig;
+use shared::envelope::LogMessage;
+use shared::event_log::EventLogConfig;
+use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
+use shared::telemetry::LogFormat;
+use std::time::Duration;
+use test_support::NatsServer;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+pub const SERVER: &str = "7d6b4c0e-1d1f-4f7e-9a53-8c1f3f3c2a10";
+pub const PLAYER: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
+
+/// A running ingest on a private nats-server, with one plugin and one dashboard key.
+pub struct TestIngest {
+    pub base: String,
+    pub nats: NatsServer,
+    pub log: EventLogConfig,
+    pub account_id: Uuid,
+    pub plugin_key: String,
+    pub dashboard_key: String,
+    pub admin_key: String,
+    pub http: reqwest::Client,
+    pub shutdown: CancellationToken,
+}
+
+pub fn config(nats_url: String, log: EventLogConfig, admin_key: &str) -> Config {
+    Config {
+        common: CommonConfig {
+            nats_url,
+            event_log: log,
+            admin_key: admin_key.to_owned(),
+            log_format: LogFormat::Pretty,
+        },
+        bind_addr: "127.0.0.1:0".parse().expect("addr"),
+        ip_hash_key: "test-ip-key".into(),
+        publish_timeout: Duration::from_secs(2),
+    }
+}
+
+impl TestIngest {
+    pub async fn start() -> TestIngest {
+        shared::telemetry::init_test_tracing();
+        let nats = NatsServer::start().await.expect("nats-server starts");
+        let log = EventLogConfig {
+            stream: format!("T_{}", Uuid::new_v4().simple()),
+            subject_prefix: format!("t{}", Uuid::new_v4().simple()),
+            key_bucket: format!("K_{}", Uuid::new_v4().simple()),
+            ..EventLogConfig::default()
+        };
+        let admin_key = generate_secret(KeyKind::Admin);
+        let shutdown = CancellationToken::new();
+        let app = App::build(
+            config(nats.url(), log.clone(), &admin_key),
+            shutdown.clone(),
+        )
+        .await
+        .expect("ingest builds");
+        let base = format!("http://{}", app.local_addr());
+        tokio::spawn(app.run_until_stopped(shutdown.clone()));
+        let mut ingest = TestIngest {
+            base,
+            nats,
+            log,
+            account_id: Uuid::now_v7(),
+            plugin_key: String::new(),
+            dashboard_key: String::new(),
+            admin_key,
+            http: reqwest::Client::new(),
+            shutdown,
+        };
+        ingest.plugin_key = ingest.add_key(ingest.account_id, KeyKind::Plugin).await;
+        ingest.dashboard_key = ingest.add_key(ingest.account_id, KeyKind::Dashboard).await;
+        ingest.wait_until_accepts(&ingest.plugin_key.clone()).await;
+        ingest
+    }
+
+    pub async fn bucket(&self) -> kv::Store {
+        let client = async_nats::connect(self.nats.url()).await.expect("connect");
+        jetstream::new(client)
+            .get_key_value(&self.log.key_bucket)
+            .await
+            .expect("bucket")
+    }
+
+    /// Puts a key straight into the key bucket (what the admin API does after PostgreSQL).
+    pub async fn add_key(&self, account_id: Uuid, kind: KeyKind) -> String {
+        let secret = generate_secret(kind);
+        let entry = KeyEntry {
+            key_id: Uuid::now_v7(),
+            account_id,
+            kind,
+            expires_at: None,
+        };
+        self.bucket()
+            .await
+            .put(
+                hash_secret(&secret),
+                serde_json::to_vec(&entry).expect("json").into(),
+            )
+            .await
+            .expect("put key");
+        secret
+    }
+
+    /// Polls until `key` is accepted (the key directory is fed by a watch).
+    pub async fn wait_until_accepts(&self, key: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let status = self
+                .post_raw(
+                    "/api/plugin/heartbeat",
+                    key,
+                    "application/json",
+                    "{}".into(),
+                )
+                .await
+                .status();
+            if status != 401 && status != 503 {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "key never accepted (last status {status})"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn post_raw(
+        &self,
+        path: &str,
+        key: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> reqwest::Response {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(key)
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .post_raw(
+                path,
+                &self.plugin_key,
+                "application/json",
+                body.to_string().into_bytes(),
+            )
+            .await;
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Every log message in the stream, with its subject, in order.
+    pub async fn log_messages(&self) -> Vec<(String, Vec<u8>)> {
+        let client = async_nats::connect(self.nats.url()).await.expect("connect");
+        let js = jetstream::new(client);
+        let mut stream = js.get_stream(&self.log.stream).await.expect("stream");
+        let last = stream.info().await.expect("info").state.last_sequence;
+        let mut out = Vec::new();
+        for seq in 1..=last {
+            let message = stream.get_raw_message(seq).await.expect("message");
+            out.push((message.subject.to_string(), message.payload.to_vec()));
+        }
+        out
+    }
+
+    pub async fn decoded_log(&self) -> Vec<(String, LogMessage)> {
+        self.log_messages()
+            .await
+            .into_iter()
+            .map(|(subject, bytes)| (subject, LogMessage::decode(&bytes).expect("decodes")))
+            .collect()
+    }
+}
+
+impl Drop for TestIngest {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}

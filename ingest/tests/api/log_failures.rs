@@ -1,0 +1,90 @@
+use crate::helpers::{SERVER, TestIngest, config};
+use async_nats::jetstream;
+use serde_json::json;
+use shared::event_log::EventLogConfig;
+use std::time::{Duration, Instant};
+use test_support::NatsServer;
+use tokio_util::sync::CancellationToken;
+
+fn heartbeat() -> serde_json::Value {
+    json!({"server_id": SERVER, "tps": 20, "player_count": 1, "max_players": 10})
+}
+
+#[tokio::test]
+async fn with_the_broker_down_writes_get_a_fast_503_and_recover_after_restart() {
+    let mut ingest = TestIngest::start().await;
+    assert_eq!(
+        ingest.post("/api/plugin/heartbeat", heartbeat()).await.0,
+        202
+    );
+    ingest.nats.kill();
+
+    let started = Instant::now();
+    let response = ingest
+        .post_raw(
+            "/api/plugin/heartbeat",
+            &ingest.plugin_key,
+            "application/json",
+            heartbeat().to_string().into_bytes(),
+        )
+        .await;
+    assert_eq!(response.status(), 503);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "503 within the publish timeout"
+    );
+    let retry_after: u64 = response.headers()["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!(retry_after >= 1);
+    let body: serde_json::Value = response.json().await.expect("json");
+    assert_eq!(body["code"], "unavailable");
+    assert!(
+        !body["detail"].as_str().expect("detail").contains("nats"),
+        "no broker internals: {body}"
+    );
+
+    ingest.nats.restart().await.expect("restart");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if ingest.post("/api/plugin/heartbeat", heartbeat()).await.0 == 202 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "writes did not recover within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Exactly the two acknowledged heartbeats are in the log: nothing from the 503.
+    assert_eq!(ingest.log_messages().await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_that_would_forget_events_is_refused_at_start() {
+    let nats = NatsServer::start().await.expect("nats");
+    let log = EventLogConfig {
+        stream: "FORGETFUL".into(),
+        subject_prefix: "fg".into(),
+        ..EventLogConfig::default()
+    };
+    let client = async_nats::connect(nats.url()).await.expect("connect");
+    let mut stream_config = log.stream_config();
+    stream_config.max_age = Duration::from_secs(3600);
+    jetstream::new(client)
+        .create_stream(stream_config)
+        .await
+        .expect("create");
+
+    let error = ingest::App::build(config(nats.url(), log, "admin"), CancellationToken::new())
+        .await
+        .err()
+        .expect("refused");
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("FORGETFUL") && message.contains("refusing to start"),
+        "{message}"
+    );
+}

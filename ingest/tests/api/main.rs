@@ -1,0 +1,9 @@
+//! Ingest against a real nats-server: every plugin write, the check order, and failure modes.
+
+// Items are shared between the test modules of this binary only.
+#![allow(unreachable_pub)]
+
+mod auth;
+mod helpers;
+mod log_failures;
+mod writes;
