@@ -1,1 +1,161 @@
+//! Harness for whole-pipeline tests: the all-in-one stack on a private nats-server and its own
+//! PostgreSQL database, driven over HTTP like a real plugin and dashboard would.
 
+use serde_json::{Value, json};
+use shared::config::CommonConfig;
+use shared::event_log::EventLogConfig;
+use shared::keys::{KeyKind, generate_secret};
+use shared::telemetry::LogFormat;
+use stack::{Stack, StackConfig};
+use std::time::Duration;
+use test_support::{NatsServer, TestDb};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// A running stack and an HTTP client for it.
+pub struct TestStack {
+    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    pub base: String,
+    /// The operator's admin key.
+    pub admin_key: String,
+    /// The private nats-server (kill/restart it for fault tests).
+    pub nats: NatsServer,
+    /// The test's own database.
+    pub db: TestDb,
+    /// HTTP client.
+    pub http: reqwest::Client,
+    shutdown: CancellationToken,
+}
+
+/// An account with one plugin and one dashboard key.
+#[derive(Debug, Clone)]
+pub struct TestAccount {
+    /// Its id.
+    pub id: String,
+    /// Its plugin key.
+    pub plugin_key: String,
+    /// Its dashboard key.
+    pub dashboard_key: String,
+}
+
+impl TestStack {
+    /// Starts a stack with its own stream, key bucket and database.
+    pub async fn start() -> anyhow::Result<TestStack> {
+        shared::telemetry::init_test_tracing();
+        let nats = NatsServer::start().await?;
+        let db = TestDb::create().await?;
+        let admin_key = generate_secret(KeyKind::Admin);
+        let common = CommonConfig {
+            nats_url: nats.url(),
+            event_log: EventLogConfig {
+                stream: format!("T_{}", Uuid::new_v4().simple()),
+                subject_prefix: format!("t{}", Uuid::new_v4().simple()),
+                key_bucket: format!("K_{}", Uuid::new_v4().simple()),
+                ..EventLogConfig::default()
+            },
+            admin_key: admin_key.clone(),
+            log_format: LogFormat::Pretty,
+        };
+        let any_port = "127.0.0.1:0".parse()?;
+        let config = StackConfig {
+            ingest: ingest::Config {
+                common: common.clone(),
+                bind_addr: any_port,
+                ip_hash_key: "test-ip-hash-key".into(),
+                publish_timeout: Duration::from_secs(2),
+            },
+            projector: projector::Config {
+                common: common.clone(),
+                database_url: db.url.clone(),
+                bind_addr: any_port,
+                batch_max: 500,
+                batch_wait: Duration::from_millis(10),
+            },
+            query: query_api::Config { common, bind_addr: any_port, database_url: db.url.clone() },
+            bind_addr: any_port,
+        };
+        let shutdown = CancellationToken::new();
+        let stack = Stack::build(config, shutdown.clone()).await?;
+        let base = format!("http://{}", stack.local_addr());
+        tokio::spawn(stack.run_until_stopped(shutdown.clone()));
+        let test_stack = TestStack { base, admin_key, nats, db, http: reqwest::Client::new(), shutdown };
+        test_stack.wait_ready().await?;
+        Ok(test_stack)
+    }
+
+    async fn wait_ready(&self) -> anyhow::Result<()> {
+        let url = format!("{}/readyz", self.base);
+        eventually(Duration::from_secs(20), || async {
+            let response = self.http.get(&url).send().await.ok()?;
+            (response.status() == 200).then_some(())
+        })
+        .await
+        .ok_or_else(|| anyhow::anyhow!("stack not ready within 20 s"))
+    }
+
+    /// Sends a request with a key and a JSON body; returns the status and JSON body.
+    pub async fn call(&self, method: reqwest::Method, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(key);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        match request.send().await {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                (status, response.json().await.unwrap_or(Value::Null))
+            }
+            Err(error) => (0, json!({"transport_error": error.to_string()})),
+        }
+    }
+
+    /// Creates an account and its two keys through the admin API.
+    pub async fn create_account(&self, name: &str) -> anyhow::Result<TestAccount> {
+        let (status, account) = self
+            .call(reqwest::Method::POST, "/api/admin/accounts", &self.admin_key, Some(json!({"name": name})))
+            .await;
+        anyhow::ensure!(status == 201, "create account: {status} {account}");
+        let id = account["id"].as_str().unwrap_or_default().to_owned();
+        let mut keys = Vec::new();
+        for kind in ["plugin", "dashboard"] {
+            let path = format!("/api/admin/accounts/{id}/keys");
+            let (status, key) = self
+                .call(reqwest::Method::POST, &path, &self.admin_key, Some(json!({"kind": kind, "label": kind})))
+                .await;
+            anyhow::ensure!(status == 201, "create {kind} key: {status} {key}");
+            keys.push(key["key"].as_str().unwrap_or_default().to_owned());
+        }
+        let account = TestAccount { id, plugin_key: keys.remove(0), dashboard_key: keys.remove(0) };
+        // Keys reach ingest through the key bucket's watch: wait until the plugin key works.
+        let ready = eventually(Duration::from_secs(10), || async {
+            let (status, _) = self.call(reqwest::Method::POST, "/api/plugin/heartbeat", &account.plugin_key, Some(json!({}))).await;
+            (status == 422).then_some(())
+        })
+        .await;
+        anyhow::ensure!(ready.is_some(), "plugin key not accepted within 10 s");
+        Ok(account)
+    }
+}
+
+impl Drop for TestStack {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// Polls `check` every 20 ms until it returns `Some`, or `None` after `deadline`.
+pub async fn eventually<T, F, Fut>(deadline: Duration, mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let until = tokio::time::Instant::now() + deadline;
+    loop {
+        if let Some(value) = check().await {
+            return Some(value);
+        }
+        if tokio::time::Instant::now() >= until {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

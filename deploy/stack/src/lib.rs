@@ -1,1 +1,74 @@
+//! The local stack's single process: ingest, projector and query-api behind one base URL.
+//!
+//! In a split deployment each service runs alone and an edge proxy routes the paths
+//! (`/api/plugin/*` and `/api/v1/plugin/*` to ingest, everything else to query-api); here one
+//! router serves them all, and the projector runs beside it.
 
+use anyhow::Context;
+use axum::Router;
+use shared::health::{finish_router, ops_router};
+use shared::config::or_default;
+use std::net::SocketAddr;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// The three services' settings, and the one address they share.
+#[derive(Debug, Clone)]
+pub struct StackConfig {
+    /// Ingest's settings.
+    pub ingest: ingest::Config,
+    /// The projector's settings.
+    pub projector: projector::Config,
+    /// Query-api's settings.
+    pub query: query_api::Config,
+    /// `BIND_ADDR` (default `127.0.0.1:8080`): the base URL's address.
+    pub bind_addr: SocketAddr,
+}
+
+impl StackConfig {
+    /// Reads every service's settings from the environment.
+    pub fn from_env() -> anyhow::Result<StackConfig> {
+        Ok(StackConfig {
+            ingest: ingest::Config::from_env()?,
+            projector: projector::Config::from_env()?,
+            query: query_api::Config::from_env()?,
+            bind_addr: or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8080)))?,
+        })
+    }
+}
+
+/// The running stack.
+pub struct Stack {
+    listener: TcpListener,
+    router: Router,
+    projector: projector::Projector,
+}
+
+impl Stack {
+    /// Builds every service (the projector first: it applies the migrations) and binds.
+    pub async fn build(config: StackConfig, shutdown: CancellationToken) -> anyhow::Result<Stack> {
+        let projector = projector::Projector::build(&config.projector).await?;
+        let ingest = ingest::Ingest::build(&config.ingest, shutdown.clone()).await?;
+        let query = query_api::QueryApi::build(&config.query, shutdown).await?;
+        let readiness = ingest.readiness.merge(query.readiness).merge(projector.readiness.clone());
+        let router = finish_router(ingest.api.merge(query.api).merge(ops_router(readiness)));
+        let listener = TcpListener::bind(config.bind_addr)
+            .await
+            .with_context(|| format!("binding {}", config.bind_addr))?;
+        Ok(Stack { listener, router, projector })
+    }
+
+    /// The base URL's socket address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// Serves and projects until `shutdown` is cancelled.
+    pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let server = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        let (served, projected) = tokio::join!(server, self.projector.run(shutdown));
+        served?;
+        projected
+    }
+}
