@@ -1,1 +1,21 @@
+//! The projector: folds the event log (NATS JetStream) into PostgreSQL read models, exactly once.
+//!
+//! PostgreSQL is the truth about progress: each chunk of log messages is applied in one
+//! transaction together with the checkpoint it advances, and consumption always resumes from
+//! that checkpoint, so a crash, a broker outage or a replay never applies a message twice or
+//! skips one. Read models live in [`projections`]; this milestone projects the event timeline.
 
+mod checkpoint;
+pub mod config;
+mod consumer;
+pub mod error;
+mod lag;
+pub mod projections;
+pub mod startup;
+
+pub use config::Config;
+pub use startup::{App, Projector, migrate};
+
+/// The projector's schema migrations (`projector/migrations`); the projector applies them and
+/// readers never do.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();

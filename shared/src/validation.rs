@@ -62,36 +62,36 @@ impl FieldErrors {
 
     /// Checks that a number is finite and within `min..=max`.
     pub fn number(&mut self, field: &str, value: Option<f64>, min: f64, max: f64) {
-        if let Some(value) = value {
-            if !value.is_finite() || value < min || value > max {
-                self.push(
-                    field,
-                    "out_of_range",
-                    format!("must be between {min} and {max}"),
-                );
-            }
+        if let Some(value) = value
+            && (!value.is_finite() || value < min || value > max)
+        {
+            self.push(
+                field,
+                "out_of_range",
+                format!("must be between {min} and {max}"),
+            );
         }
     }
 
     /// Checks that an integer is at least `min`.
     pub fn at_least(&mut self, field: &str, value: Option<i64>, min: i64) {
-        if let Some(value) = value {
-            if value < min {
-                self.push(field, "out_of_range", format!("must be at least {min}"));
-            }
+        if let Some(value) = value
+            && value < min
+        {
+            self.push(field, "out_of_range", format!("must be at least {min}"));
         }
     }
 
     /// Refuses a timestamp more than [`MAX_CLOCK_SKEW`] ahead of `now`.
     pub fn not_future(&mut self, field: &str, value: Option<DateTime<Utc>>, now: DateTime<Utc>) {
-        if let Some(value) = value {
-            if value > now + MAX_CLOCK_SKEW {
-                self.push(
-                    field,
-                    "in_future",
-                    "must not be more than 10 minutes in the future; check the server clock",
-                );
-            }
+        if let Some(value) = value
+            && value > now + MAX_CLOCK_SKEW
+        {
+            self.push(
+                field,
+                "in_future",
+                "must not be more than 10 minutes in the future; check the server clock",
+            );
         }
     }
 }

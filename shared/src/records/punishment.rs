@@ -107,10 +107,10 @@ impl PluginRecord for Punishment {
         errors.text("external_id", self.external_id.as_deref(), 1, 128);
         errors.text("revoke_reason", self.revoke_reason.as_deref(), 0, 2048);
         errors.not_future("issued_at", self.issued_at, now);
-        if let (Some(issued), Some(expires)) = (self.issued_at, self.expires_at) {
-            if expires <= issued {
-                errors.push("expires_at", "out_of_range", "must be after issued_at");
-            }
+        if let (Some(issued), Some(expires)) = (self.issued_at, self.expires_at)
+            && expires <= issued
+        {
+            errors.push("expires_at", "out_of_range", "must be after issued_at");
         }
         if self.action == PunishmentAction::Revoke
             && self.external_id.is_none()

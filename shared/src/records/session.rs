@@ -82,10 +82,10 @@ impl PluginRecord for Session {
         errors.text("player_name", Some(&self.player_name), 1, 64);
         errors.text("client_version", self.client_version.as_deref(), 1, 64);
         errors.not_future("at", self.at, now);
-        if let Some(ip) = &self.ip {
-            if ip.parse::<IpAddr>().is_err() {
-                errors.push("ip", "invalid_ip", "must be an IPv4 or IPv6 address");
-            }
+        if let Some(ip) = &self.ip
+            && ip.parse::<IpAddr>().is_err()
+        {
+            errors.push("ip", "invalid_ip", "must be an IPv4 or IPv6 address");
         }
         errors.into_result()
     }

@@ -1,0 +1,121 @@
+//! Where each read model stands in the event log, and the log messages set aside for good.
+//!
+//! Every function here takes the chunk's transaction, so the checkpoint moves exactly when the
+//! writes it covers commit.
+
+use bytes::Bytes;
+use sqlx::{PgConnection, PgPool};
+
+/// A log message that can never be applied, with why.
+#[derive(Debug, Clone)]
+pub(crate) struct Parked {
+    /// Its stream sequence.
+    pub(crate) stream_sequence: u64,
+    /// Its subject (names the account and kind even when the payload is garbage).
+    pub(crate) subject: String,
+    /// Why it cannot be applied.
+    pub(crate) reason: String,
+    /// The bytes as logged.
+    pub(crate) payload: Bytes,
+}
+
+/// Creates missing checkpoint rows at 0 (a new read model replays the whole log).
+pub(crate) async fn ensure(pool: &PgPool, projections: &[&str]) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO projection_checkpoints (projection, last_sequence, updated_at)
+         SELECT name, 0, now() FROM UNNEST($1::text[]) AS t(name)
+         ON CONFLICT (projection) DO NOTHING",
+    )
+    .bind(projections)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The lowest checkpoint among `projections`: consumption resumes right after it.
+pub(crate) async fn resume_after(pool: &PgPool, projections: &[&str]) -> Result<u64, sqlx::Error> {
+    let lowest: Option<i64> = sqlx::query_scalar(
+        "SELECT min(last_sequence) FROM projection_checkpoints WHERE projection = ANY($1)",
+    )
+    .bind(projections)
+    .fetch_one(pool)
+    .await?;
+    Ok(to_sequence(lowest.unwrap_or(0)))
+}
+
+/// Locks the checkpoints of `projections` for this transaction and returns them in the same
+/// order; a second projector process waits here instead of applying the same chunk.
+pub(crate) async fn lock(
+    conn: &mut PgConnection,
+    projections: &[&str],
+) -> Result<Vec<u64>, sqlx::Error> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT projection, last_sequence FROM projection_checkpoints
+         WHERE projection = ANY($1) ORDER BY projection FOR UPDATE",
+    )
+    .bind(projections)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(projections
+        .iter()
+        .map(|name| {
+            rows.iter()
+                .find(|(projection, _)| projection == name)
+                .map_or(0, |(_, last)| to_sequence(*last))
+        })
+        .collect())
+}
+
+/// Moves the checkpoints of `projections` to `last_sequence` (never backwards).
+pub(crate) async fn advance(
+    conn: &mut PgConnection,
+    projections: &[&str],
+    last_sequence: u64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE projection_checkpoints
+         SET last_sequence = GREATEST(last_sequence, $2), updated_at = now()
+         WHERE projection = ANY($1)",
+    )
+    .bind(projections)
+    .bind(to_column(last_sequence))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Stores messages that can never be applied; parking one twice (on replay) keeps the first.
+pub(crate) async fn park(conn: &mut PgConnection, parked: &[Parked]) -> Result<(), sqlx::Error> {
+    if parked.is_empty() {
+        return Ok(());
+    }
+    let sequences: Vec<i64> = parked
+        .iter()
+        .map(|p| to_column(p.stream_sequence))
+        .collect();
+    let subjects: Vec<&str> = parked.iter().map(|p| p.subject.as_str()).collect();
+    let reasons: Vec<&str> = parked.iter().map(|p| p.reason.as_str()).collect();
+    let payloads: Vec<&[u8]> = parked.iter().map(|p| p.payload.as_ref()).collect();
+    sqlx::query(
+        "INSERT INTO parked_messages (stream_sequence, subject, reason, payload, parked_at)
+         SELECT s, subj, r, p, now()
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bytea[]) AS t(s, subj, r, p)
+         ON CONFLICT (stream_sequence) DO NOTHING",
+    )
+    .bind(sequences)
+    .bind(subjects)
+    .bind(reasons)
+    .bind(payloads)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Stream sequences are u64; PostgreSQL has no unsigned type, and no stream gets near 2^63.
+pub(crate) fn to_column(sequence: u64) -> i64 {
+    i64::try_from(sequence).unwrap_or(i64::MAX)
+}
+
+fn to_sequence(column: i64) -> u64 {
+    u64::try_from(column).unwrap_or(0)
+}

@@ -1,0 +1,39 @@
+//! The projector's settings, read from the environment.
+
+use shared::config::{CommonConfig, or_default, required};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Everything the projector needs to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// NATS, the event log and the admin key, shared with the other services.
+    pub common: CommonConfig,
+    /// `DATABASE_URL`: the PostgreSQL database holding the read models.
+    pub database_url: String,
+    /// `BIND_ADDR` (default `127.0.0.1:8083`): where the ops endpoints listen.
+    pub bind_addr: SocketAddr,
+    /// `PROJECTOR_BATCH_MAX` (default 500): log messages applied in one transaction at most.
+    pub batch_max: usize,
+    /// `PROJECTOR_BATCH_WAIT_MS` (default 20): how long a transaction waits for more messages
+    /// after the first one arrives.
+    pub batch_wait: Duration,
+}
+
+impl Config {
+    /// Reads the settings; a missing `DATABASE_URL` or `ADMIN_KEY` is an error.
+    pub fn from_env() -> anyhow::Result<Config> {
+        let batch_max: usize = or_default("PROJECTOR_BATCH_MAX", 500)?;
+        anyhow::ensure!(
+            batch_max > 0,
+            "environment variable PROJECTOR_BATCH_MAX must be at least 1"
+        );
+        Ok(Config {
+            common: CommonConfig::from_env()?,
+            database_url: required("DATABASE_URL")?,
+            bind_addr: or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8083)))?,
+            batch_max,
+            batch_wait: Duration::from_millis(or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
+        })
+    }
+}

@@ -1,0 +1,192 @@
+//! The consumer loop: read the log from the checkpoint with an ordered pull consumer, apply it
+//! chunk by chunk, and on any outage start again from the checkpoint.
+//!
+//! Nothing is acknowledged to JetStream: the ordered consumer is ephemeral, and the checkpoint
+//! committed with each chunk's writes is the only record of progress.
+
+use crate::checkpoint;
+use crate::error::ProjectorError;
+use crate::projections::{self, ChunkOutcome, Delivered};
+use crate::startup::Projector;
+use async_nats::jetstream::consumer::DeliverPolicy;
+use async_nats::jetstream::consumer::pull::{Ordered, OrderedConfig};
+use futures::StreamExt;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// First wait after a failure; doubles up to [`MAX_BACKOFF`].
+const MIN_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// Caps the ordered consumer's pull expiry, and with it its idle heartbeat (half of it), so a
+/// restarted nats-server is noticed within seconds rather than the default 30.
+const PULL_EXPIRES: Duration = Duration::from_secs(5);
+
+impl Projector {
+    /// Consumes the event log into the read models until `shutdown` fires. Outages of NATS or
+    /// PostgreSQL are retried forever with capped exponential backoff, resuming each time
+    /// from the checkpoint in PostgreSQL.
+    pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let mut backoff = MIN_BACKOFF;
+        loop {
+            match self.consume_from_checkpoint(&shutdown, &mut backoff).await {
+                // A pass only ends without an error when shutdown fires.
+                Ok(()) => return Ok(()),
+                Err(error) => {
+                    metrics::counter!("projector_retries_total").increment(1);
+                    tracing::warn!(
+                        error = %error,
+                        retry_in_ms = backoff.as_millis() as u64,
+                        "projection interrupted; resuming from the checkpoint"
+                    );
+                    tokio::select! {
+                        () = shutdown.cancelled() => return Ok(()),
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// One pass: read the checkpoint, open a consumer right after it, apply chunks until
+    /// shutdown (`Ok`) or the first failure. `backoff` is reset whenever a chunk commits.
+    async fn consume_from_checkpoint(
+        &self,
+        shutdown: &CancellationToken,
+        backoff: &mut Duration,
+    ) -> Result<(), ProjectorError> {
+        let mut reconnects = self.reconnects.clone();
+        reconnects.borrow_and_update();
+        let messages = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Ok(()),
+            opened = self.open_from_checkpoint() => opened?,
+        };
+        let chunks =
+            tokio_stream::StreamExt::chunks_timeout(messages, self.batch_max, self.batch_wait);
+        tokio::pin!(chunks);
+
+        loop {
+            let chunk = tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return Ok(()),
+                // After a reconnect the ephemeral consumer may be gone with a restarted server;
+                // async-nats would notice only after missed heartbeats and retries (~15 s).
+                Ok(()) = reconnects.changed() => {
+                    return Err(ProjectorError::event_log("reconnected to NATS"));
+                }
+                chunk = chunks.next() => chunk,
+            };
+            let Some(chunk) = chunk else {
+                return Err(ProjectorError::event_log("the ordered consumer ended"));
+            };
+            // Apply what arrived in order before a failure, then start over from there.
+            let mut delivered = Vec::with_capacity(chunk.len());
+            let mut pending = None;
+            let mut failure = None;
+            for item in chunk {
+                match item {
+                    Ok(message) => match message.info() {
+                        Ok(info) => {
+                            pending = Some(info.pending);
+                            delivered.push(Delivered {
+                                stream_sequence: info.stream_sequence,
+                                subject: message.subject.to_string(),
+                                payload: message.payload.clone(),
+                            });
+                        }
+                        Err(error) => {
+                            failure = Some(ProjectorError::event_log(error));
+                            break;
+                        }
+                    },
+                    Err(error) => {
+                        failure = Some(ProjectorError::event_log(error));
+                        break;
+                    }
+                }
+            }
+            if !delivered.is_empty() {
+                self.apply(&delivered, pending).await?;
+                *backoff = MIN_BACKOFF;
+            }
+            if let Some(error) = failure {
+                return Err(error);
+            }
+        }
+    }
+
+    /// Reads the checkpoint and opens an ordered consumer on the message right after it.
+    async fn open_from_checkpoint(&self) -> Result<Ordered, ProjectorError> {
+        let names = projections::checkpoint_names();
+        checkpoint::ensure(&self.pool, &names).await?;
+        let resume_after = checkpoint::resume_after(&self.pool, &names).await?;
+        self.progress.set_applied(resume_after, None);
+        let deliver_policy = match resume_after {
+            0 => DeliverPolicy::All,
+            last => DeliverPolicy::ByStartSequence {
+                start_sequence: last + 1,
+            },
+        };
+        let consumer = self
+            .stream
+            .create_consumer(OrderedConfig {
+                filter_subject: self.filter_subject.clone(),
+                deliver_policy,
+                max_expires: PULL_EXPIRES,
+                ..Default::default()
+            })
+            .await
+            .map_err(ProjectorError::event_log)?;
+        let messages = consumer
+            .messages()
+            .await
+            .map_err(ProjectorError::event_log)?;
+        tracing::info!(resume_after, "consuming the event log");
+        Ok(messages)
+    }
+
+    /// Applies one chunk in one transaction and records what it did.
+    async fn apply(
+        &self,
+        delivered: &[Delivered],
+        pending: Option<u64>,
+    ) -> Result<(), ProjectorError> {
+        let (first, last) = match (delivered.first(), delivered.last()) {
+            (Some(first), Some(last)) => (first.stream_sequence, last.stream_sequence),
+            _ => return Ok(()),
+        };
+        let span = tracing::debug_span!(
+            "chunk",
+            first_sequence = first,
+            last_sequence = last,
+            messages = delivered.len()
+        );
+        let started = Instant::now();
+        let outcome = projections::apply_chunk(&self.pool, delivered)
+            .instrument(span)
+            .await?;
+        metrics::histogram!("projector_batch_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        record(&outcome);
+        self.progress.set_applied(outcome.last_sequence, pending);
+        Ok(())
+    }
+}
+
+fn record(outcome: &ChunkOutcome) {
+    for (kind, (messages, records)) in &outcome.messages_by_kind {
+        metrics::counter!("projector_messages_applied_total", "kind" => *kind).increment(*messages);
+        metrics::counter!("projector_records_applied_total", "kind" => *kind).increment(*records);
+    }
+    for reason in &outcome.parked {
+        metrics::counter!("projector_parked_total", "reason" => *reason).increment(1);
+    }
+    if outcome.skipped > 0 {
+        tracing::debug!(
+            skipped = outcome.skipped,
+            "skipped messages already applied"
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! How far the read models trail the event log: gauges, and the `projector_lag` probe.
+
+use async_nats::jetstream::stream::Stream;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+/// The last stream sequence committed to PostgreSQL, shared between the consumer and probes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Progress {
+    applied: Arc<AtomicU64>,
+}
+
+impl Progress {
+    /// The checkpoint as last read or committed.
+    pub(crate) fn applied(&self) -> u64 {
+        self.applied.load(Ordering::Relaxed)
+    }
+
+    /// Records a checkpoint read at start-up or a chunk's commit; `pending` is the number of
+    /// log messages after it, when known.
+    pub(crate) fn set_applied(&self, sequence: u64, pending: Option<u64>) {
+        self.applied.store(sequence, Ordering::Relaxed);
+        metrics::gauge!("projector_applied_sequence").set(sequence as f64);
+        if let Some(pending) = pending {
+            metrics::gauge!("projector_lag_messages").set(pending as f64);
+        }
+    }
+}
+
+/// Compares the stream's last sequence with the applied one. Fails only when the stream
+/// cannot be read: a backlog (a replay, a catch-up after an outage) is reported, not fatal,
+/// because an unready projector in the all-in-one process would also take ingest out.
+pub(crate) async fn measure(stream: &Stream, progress: &Progress) -> Result<Value, String> {
+    let info = stream
+        .get_info()
+        .await
+        .map_err(|e| format!("cannot read the event stream: {e}"))?;
+    let last = info.state.last_sequence;
+    let applied = progress.applied();
+    let lag = last.saturating_sub(applied);
+    metrics::gauge!("projector_lag_messages").set(lag as f64);
+    let seconds_behind = if lag == 0 {
+        Some(0.0)
+    } else {
+        // The age of the oldest message not yet applied: how stale the read models are.
+        stream
+            .get_raw_message(applied + 1)
+            .await
+            .ok()
+            .and_then(|m| SystemTime::now().duration_since(m.time.into()).ok())
+            .map(|age| age.as_secs_f64())
+    };
+    Ok(json!({
+        "stream_last_sequence": last,
+        "applied_sequence": applied,
+        "lag_messages": lag,
+        "seconds_behind": seconds_behind,
+    }))
+}

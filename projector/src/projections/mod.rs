@@ -1,0 +1,164 @@
+//! The read models, one module each, and the fold of one chunk of the log into all of them.
+//!
+//! Every read model has its own checkpoint, and one transaction applies a chunk to all of them:
+//! a model only gets the messages past its own checkpoint, so a model added later replays the
+//! log from the start while the others skip what they already hold.
+
+pub mod timeline;
+
+use crate::checkpoint::{self, Parked};
+use crate::error::ProjectorError;
+use bytes::Bytes;
+use shared::envelope::LogMessage;
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+
+/// A read model fed from the event log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadModel {
+    /// Custom and internal events, for listing, streaming and funnels ([`timeline`]).
+    Timeline,
+}
+
+impl ReadModel {
+    /// Every read model this build maintains.
+    pub const ALL: [ReadModel; 1] = [ReadModel::Timeline];
+
+    /// Its row in `projection_checkpoints`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadModel::Timeline => "timeline",
+        }
+    }
+
+    /// Applies `messages` (all past this model's checkpoint) inside the chunk's transaction;
+    /// returns how many rows it wrote.
+    async fn apply(
+        self,
+        conn: &mut sqlx::PgConnection,
+        messages: &[&Positioned],
+    ) -> Result<u64, sqlx::Error> {
+        match self {
+            ReadModel::Timeline => timeline::apply(conn, messages).await,
+        }
+    }
+}
+
+/// The checkpoint names of every read model.
+pub(crate) fn checkpoint_names() -> Vec<&'static str> {
+    ReadModel::ALL.iter().map(|model| model.name()).collect()
+}
+
+/// A log message as delivered, before decoding.
+#[derive(Debug, Clone)]
+pub(crate) struct Delivered {
+    /// Its stream sequence.
+    pub(crate) stream_sequence: u64,
+    /// Its subject.
+    pub(crate) subject: String,
+    /// Its bytes.
+    pub(crate) payload: Bytes,
+}
+
+/// A decoded log message and where it sits in the stream.
+#[derive(Debug, Clone)]
+pub struct Positioned {
+    /// Its stream sequence (the base of each record's timeline `seq`).
+    pub stream_sequence: u64,
+    /// The message.
+    pub message: LogMessage,
+}
+
+/// What one committed chunk did.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkOutcome {
+    /// The sequence every checkpoint now stands at or past.
+    pub(crate) last_sequence: u64,
+    /// `(messages, records)` applied, by record kind.
+    pub(crate) messages_by_kind: BTreeMap<&'static str, (u64, u64)>,
+    /// The reason code of every message parked.
+    pub(crate) parked: Vec<&'static str>,
+    /// Messages skipped because every checkpoint was already past them.
+    pub(crate) skipped: u64,
+}
+
+/// Applies a chunk of delivered messages to every read model in ONE transaction, parks the
+/// unreadable ones, and advances every checkpoint to the chunk's last sequence.
+pub(crate) async fn apply_chunk(
+    pool: &PgPool,
+    chunk: &[Delivered],
+) -> Result<ChunkOutcome, ProjectorError> {
+    let Some(last) = chunk.last() else {
+        return Ok(ChunkOutcome::default());
+    };
+    let names = checkpoint_names();
+    let mut tx = pool.begin().await?;
+    let checkpoints = checkpoint::lock(&mut tx, &names).await?;
+    let floor = checkpoints.iter().copied().min().unwrap_or(0);
+
+    let mut outcome = ChunkOutcome {
+        last_sequence: last.stream_sequence.max(floor),
+        ..ChunkOutcome::default()
+    };
+    let mut decoded = Vec::with_capacity(chunk.len());
+    let mut parked = Vec::new();
+    for delivered in chunk {
+        // Defensive: a redelivery (or another projector process) may already be past it.
+        if delivered.stream_sequence <= floor {
+            outcome.skipped += 1;
+            continue;
+        }
+        match LogMessage::decode(&delivered.payload) {
+            Ok(message) => {
+                tracing::debug!(
+                    stream_sequence = delivered.stream_sequence,
+                    account_id = %message.account_id,
+                    kind = message.kind().as_str(),
+                    records = message.batch.len(),
+                    "applying"
+                );
+                let entry = outcome
+                    .messages_by_kind
+                    .entry(message.kind().as_str())
+                    .or_default();
+                entry.0 += 1;
+                entry.1 += message.batch.len() as u64;
+                decoded.push(Positioned {
+                    stream_sequence: delivered.stream_sequence,
+                    message,
+                });
+            }
+            Err(error) => {
+                let error = ProjectorError::from(error);
+                tracing::warn!(
+                    stream_sequence = delivered.stream_sequence,
+                    subject = %delivered.subject,
+                    error = %error,
+                    "parking a log message that can never be applied"
+                );
+                outcome.parked.push(error.reason());
+                parked.push(Parked {
+                    stream_sequence: delivered.stream_sequence,
+                    subject: delivered.subject.clone(),
+                    reason: format!("{}: {error}", error.reason()),
+                    payload: delivered.payload.clone(),
+                });
+            }
+        }
+    }
+
+    for (model, model_checkpoint) in ReadModel::ALL.into_iter().zip(checkpoints) {
+        let pending: Vec<&Positioned> = decoded
+            .iter()
+            .filter(|m| m.stream_sequence > model_checkpoint)
+            .collect();
+        if !pending.is_empty() {
+            let rows = model.apply(&mut tx, &pending).await?;
+            tracing::debug!(projection = model.name(), rows, "applied");
+        }
+    }
+    checkpoint::park(&mut tx, &parked).await?;
+    checkpoint::advance(&mut tx, &names, outcome.last_sequence).await?;
+    tx.commit().await?;
+    Ok(outcome)
+}

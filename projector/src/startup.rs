@@ -1,0 +1,251 @@
+//! Building the projector (connections, migrations, the stream check) and the process around
+//! it (ops HTTP endpoints).
+
+use crate::config::Config;
+use crate::lag::{self, Progress};
+use crate::{MIGRATOR, projections};
+use anyhow::Context;
+use async_nats::jetstream;
+use serde_json::json;
+use shared::health::{Readiness, finish_router, ops_router};
+use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// How long a readiness probe may take before it counts as failed.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The event-log consumer that keeps the read models up to date.
+pub struct Projector {
+    /// Probes `postgres`, `nats` and `projector_lag`.
+    pub readiness: Readiness,
+    pub(crate) pool: PgPool,
+    pub(crate) stream: jetstream::stream::Stream,
+    pub(crate) filter_subject: String,
+    pub(crate) batch_max: usize,
+    pub(crate) batch_wait: Duration,
+    pub(crate) progress: Progress,
+    /// Counts reconnections to NATS (not the first connection).
+    pub(crate) reconnects: watch::Receiver<u64>,
+}
+
+impl Projector {
+    /// Connects PostgreSQL and NATS, applies migrations, and gets or creates the event stream,
+    /// refusing to start when the stream is configured differently from what the log needs.
+    pub async fn build(config: &Config) -> anyhow::Result<Projector> {
+        shared::telemetry::prometheus();
+        describe_metrics();
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect(&config.database_url)
+            .await
+            .context("connecting to PostgreSQL (DATABASE_URL)")?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .context("applying the projector's migrations")?;
+
+        let (reconnected, reconnects) = tokio::sync::watch::channel(0u64);
+        let client = async_nats::ConnectOptions::new()
+            .name("warden-projector")
+            .event_callback(connection_events(reconnected))
+            .connect(&config.common.nats_url)
+            .await
+            .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
+        let event_log = &config.common.event_log;
+        let js = jetstream::new(client.clone());
+        let stream = js
+            .get_or_create_stream(event_log.stream_config())
+            .await
+            .with_context(|| {
+                format!(
+                    "getting or creating the event stream '{}'",
+                    event_log.stream
+                )
+            })?;
+        event_log.check(&stream.cached_info().config)?;
+
+        let names = projections::checkpoint_names();
+        crate::checkpoint::ensure(&pool, &names).await?;
+        let progress = Progress::default();
+        progress.set_applied(crate::checkpoint::resume_after(&pool, &names).await?, None);
+
+        let readiness = readiness(&pool, &client, &stream, &progress);
+        Ok(Projector {
+            readiness,
+            pool,
+            stream,
+            filter_subject: event_log.subjects().all_events(),
+            batch_max: config.batch_max.max(1),
+            batch_wait: config.batch_wait,
+            progress,
+            reconnects,
+        })
+    }
+}
+
+/// Logs the NATS client's connection events and counts reconnections into `reconnected`.
+fn connection_events(
+    reconnected: watch::Sender<u64>,
+) -> impl Fn(async_nats::Event) -> std::future::Ready<()> + Send + Sync + 'static {
+    let disconnected = AtomicBool::new(false);
+    move |event| {
+        match event {
+            async_nats::Event::Connected => {
+                if disconnected.swap(false, Ordering::Relaxed) {
+                    tracing::info!("reconnected to NATS");
+                    reconnected.send_modify(|count| *count += 1);
+                }
+            }
+            async_nats::Event::Disconnected => {
+                disconnected.store(true, Ordering::Relaxed);
+                tracing::warn!("disconnected from NATS; reconnecting");
+            }
+            other => tracing::info!(event = %other, "NATS connection event"),
+        }
+        std::future::ready(())
+    }
+}
+
+fn readiness(
+    pool: &PgPool,
+    client: &async_nats::Client,
+    stream: &jetstream::stream::Stream,
+    progress: &Progress,
+) -> Readiness {
+    let (pool, client, stream, progress) = (
+        pool.clone(),
+        client.clone(),
+        stream.clone(),
+        progress.clone(),
+    );
+    Readiness::new()
+        .with("postgres", move || {
+            let pool = pool.clone();
+            async move {
+                let ping = sqlx::query("SELECT 1").execute(&pool);
+                match tokio::time::timeout(PROBE_TIMEOUT, ping).await {
+                    Ok(Ok(_)) => Ok(json!({})),
+                    Ok(Err(e)) => Err(format!("PostgreSQL unreachable: {e}")),
+                    Err(_) => Err("PostgreSQL did not answer in time".to_owned()),
+                }
+            }
+        })
+        .with("nats", move || {
+            let state = client.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(json!({})),
+                    other => Err(format!("NATS is {other}")),
+                }
+            }
+        })
+        .with("projector_lag", move || {
+            let (stream, progress) = (stream.clone(), progress.clone());
+            async move {
+                match tokio::time::timeout(PROBE_TIMEOUT, lag::measure(&stream, &progress)).await {
+                    Ok(result) => result,
+                    Err(_) => Err("the event stream did not answer in time".to_owned()),
+                }
+            }
+        })
+}
+
+fn describe_metrics() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        "projector_messages_applied_total",
+        "Log messages applied, by kind"
+    );
+    describe_counter!(
+        "projector_records_applied_total",
+        "Records in applied messages, by kind"
+    );
+    describe_counter!(
+        "projector_parked_total",
+        "Log messages parked as unreadable, by reason"
+    );
+    describe_histogram!(
+        "projector_batch_duration_seconds",
+        "Time to apply and commit one chunk"
+    );
+    describe_counter!(
+        "projector_retries_total",
+        "Outages (NATS or PostgreSQL) that sent the consumer back to its checkpoint"
+    );
+    describe_gauge!("projector_lag_messages", "Log messages not yet applied");
+    describe_gauge!(
+        "projector_applied_sequence",
+        "Last stream sequence committed"
+    );
+}
+
+/// Applies the migrations to `database_url` and returns (the `migrate` subcommand).
+pub async fn migrate(database_url: &str) -> anyhow::Result<()> {
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(database_url)
+        .await
+        .context("connecting to PostgreSQL (DATABASE_URL)")?;
+    MIGRATOR.run(&pool).await.context("applying migrations")?;
+    pool.close().await;
+    Ok(())
+}
+
+/// The projector process: the consumer plus its ops endpoints.
+pub struct App {
+    projector: Projector,
+    listener: TcpListener,
+    local_addr: SocketAddr,
+}
+
+impl App {
+    /// Builds the projector and binds `bind_addr` (port 0 picks a free port).
+    pub async fn build(config: Config) -> anyhow::Result<App> {
+        let projector = Projector::build(&config).await?;
+        let listener = TcpListener::bind(config.bind_addr)
+            .await
+            .with_context(|| format!("binding {}", config.bind_addr))?;
+        let local_addr = listener.local_addr()?;
+        Ok(App {
+            projector,
+            listener,
+            local_addr,
+        })
+    }
+
+    /// Where the ops endpoints listen.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Projects and serves `/healthz`, `/readyz` and `/metrics` until `shutdown`; when either
+    /// half fails, the other is stopped too.
+    pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let stop = shutdown.child_token();
+        let router = finish_router(ops_router(self.projector.readiness.clone()));
+        let serving = axum::serve(self.listener, router)
+            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        let (projected, served) = tokio::join!(
+            async {
+                let result = self.projector.run(stop.clone()).await;
+                stop.cancel();
+                result
+            },
+            async {
+                let result = serving.await;
+                stop.cancel();
+                result
+            }
+        );
+        projected?;
+        served.context("serving the ops endpoints")?;
+        Ok(())
+    }
+}

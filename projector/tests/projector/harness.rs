@@ -1,0 +1,216 @@
+//! A projector wired to a private nats-server and a fresh database, plus publishing and
+//! polling helpers.
+
+use async_nats::jetstream;
+use chrono::{DateTime, Utc};
+use projector::{Config, Projector};
+use shared::config::CommonConfig;
+use shared::envelope::{LogMessage, Logged};
+use shared::event_log::EventLogConfig;
+use shared::records::PluginRecord;
+use shared::telemetry::LogFormat;
+use sqlx::PgPool;
+use std::future::Future;
+use std::time::Duration;
+use test_support::{NatsServer, TestDb};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// How long a test waits for the projector to catch up.
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
+const POLL: Duration = Duration::from_millis(25);
+
+/// A running projector and what it reads from and writes to.
+pub(crate) struct Harness {
+    pub(crate) nats: NatsServer,
+    pub(crate) db: TestDb,
+    pub(crate) config: Config,
+    pub(crate) js: jetstream::Context,
+    running: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
+}
+
+impl Harness {
+    /// Starts nats-server, creates a database and starts a projector on them.
+    pub(crate) async fn start() -> anyhow::Result<Harness> {
+        shared::telemetry::init_test_tracing();
+        let nats = NatsServer::start().await?;
+        let db = TestDb::create().await?;
+        let id = Uuid::new_v4().simple().to_string();
+        let config = Config {
+            common: CommonConfig {
+                nats_url: nats.url(),
+                event_log: EventLogConfig {
+                    stream: format!("EV_{id}"),
+                    subject_prefix: format!("t{id}"),
+                    ..EventLogConfig::default()
+                },
+                admin_key: "test-admin-key".to_owned(),
+                log_format: LogFormat::Pretty,
+            },
+            database_url: db.url.clone(),
+            bind_addr: "127.0.0.1:0".parse()?,
+            batch_max: 500,
+            batch_wait: Duration::from_millis(20),
+        };
+        let js = jetstream::new(async_nats::connect(nats.url()).await?);
+        let mut harness = Harness {
+            nats,
+            db,
+            config,
+            js,
+            running: None,
+        };
+        harness.start_projector().await?;
+        Ok(harness)
+    }
+
+    /// Builds a new `Projector` on the same database and stream and runs it in a task.
+    pub(crate) async fn start_projector(&mut self) -> anyhow::Result<()> {
+        let projector = Projector::build(&self.config).await?;
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(projector.run(shutdown.clone()));
+        self.running = Some((shutdown, task));
+        Ok(())
+    }
+
+    /// Stops the running projector and waits for it to end.
+    pub(crate) async fn stop_projector(&mut self) -> anyhow::Result<()> {
+        if let Some((shutdown, task)) = self.running.take() {
+            shutdown.cancel();
+            tokio::time::timeout(Duration::from_secs(10), task).await???;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.db.pool
+    }
+
+    /// Publishes raw bytes to the log; returns the stream sequence.
+    pub(crate) async fn publish_raw(
+        &self,
+        subject: String,
+        payload: Vec<u8>,
+    ) -> anyhow::Result<u64> {
+        let ack = self.js.publish(subject, payload.into()).await?.await?;
+        Ok(ack.sequence)
+    }
+
+    /// Publishes one log message of `records` for `account`; returns the stream sequence.
+    pub(crate) async fn publish<T: PluginRecord>(
+        &self,
+        account: Uuid,
+        received_at: DateTime<Utc>,
+        records: Vec<Logged<T>>,
+    ) -> anyhow::Result<u64> {
+        let name = records
+            .first()
+            .and_then(|r| r.record.subject_name().map(str::to_owned));
+        let subject =
+            self.config
+                .common
+                .event_log
+                .subjects()
+                .for_records(account, T::KIND, name.as_deref());
+        let message = LogMessage::new(account, received_at, T::into_batch(records));
+        self.publish_raw(subject, message.encode()).await
+    }
+
+    /// Waits until the timeline checkpoint reaches `sequence`.
+    pub(crate) async fn caught_up_to(&self, sequence: u64) -> anyhow::Result<()> {
+        let pool = self.pool().clone();
+        eventually(&format!("checkpoint to reach {sequence}"), || {
+            let pool = pool.clone();
+            async move {
+                let last = checkpoint(&pool).await?;
+                Ok((last >= sequence as i64).then_some(()))
+            }
+        })
+        .await
+    }
+
+    /// Waits until the timeline checkpoint reaches the stream's last sequence.
+    pub(crate) async fn caught_up(&self) -> anyhow::Result<u64> {
+        let mut stream = self
+            .js
+            .get_stream(&self.config.common.event_log.stream)
+            .await?;
+        let last = stream.info().await?.state.last_sequence;
+        self.caught_up_to(last).await?;
+        Ok(last)
+    }
+}
+
+/// The timeline's checkpoint (0 before the projector created it).
+pub(crate) async fn checkpoint(pool: &PgPool) -> anyhow::Result<i64> {
+    let last: Option<i64> = sqlx::query_scalar(
+        "SELECT last_sequence FROM projection_checkpoints WHERE projection = 'timeline'",
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(last.unwrap_or(0))
+}
+
+/// A digest of every row of `events`, including each row's version (xmin) and place (ctid),
+/// so a rewrite of identical values still changes it.
+pub(crate) async fn events_checksum(pool: &PgPool) -> anyhow::Result<(i64, String)> {
+    let row: (i64, Option<String>) = sqlx::query_as(
+        "SELECT count(*), md5(string_agg(concat_ws('|', xmin::text, ctid::text, account_id, id,
+                    seq, name, is_internal, player_uuid, server_id, properties::text,
+                    occurred_at, received_at), E'\\n' ORDER BY account_id, id))
+         FROM events",
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok((row.0, row.1.unwrap_or_default()))
+}
+
+/// Polls `check` until it yields a value, failing after [`DEADLINE`].
+pub(crate) async fn eventually<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {DEADLINE:?} waiting for {what}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// A record with a fresh id.
+pub(crate) fn logged<T: serde::de::DeserializeOwned>(json: &str) -> Logged<T> {
+    logged_as(Uuid::now_v7(), json)
+}
+
+/// A record with the given id.
+pub(crate) fn logged_as<T: serde::de::DeserializeOwned>(id: Uuid, json: &str) -> Logged<T> {
+    Logged {
+        id,
+        record: serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("bad test record {json}: {e}")),
+    }
+}
+
+/// Builds a custom event record.
+pub(crate) fn custom_event(player: Uuid, name: &str, properties: &str) -> String {
+    format!(
+        r#"{{"player_uuid":"{player}","name":"{name}","properties":{properties},
+            "occurred_at":"2025-03-01T11:00:00Z"}}"#
+    )
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if let Some((shutdown, _)) = &self.running {
+            shutdown.cancel();
+        }
+    }
+}
