@@ -71,14 +71,25 @@ impl TestStack {
                 batch_max: 500,
                 batch_wait: Duration::from_millis(10),
             },
-            query: query_api::Config { common, bind_addr: any_port, database_url: db.url.clone() },
+            query: query_api::Config {
+                common,
+                bind_addr: any_port,
+                database_url: db.url.clone(),
+            },
             bind_addr: any_port,
         };
         let shutdown = CancellationToken::new();
         let stack = Stack::build(config, shutdown.clone()).await?;
         let base = format!("http://{}", stack.local_addr());
         tokio::spawn(stack.run_until_stopped(shutdown.clone()));
-        let test_stack = TestStack { base, admin_key, nats, db, http: reqwest::Client::new(), shutdown };
+        let test_stack = TestStack {
+            base,
+            admin_key,
+            nats,
+            db,
+            http: reqwest::Client::new(),
+            shutdown,
+        };
         test_stack.wait_ready().await?;
         Ok(test_stack)
     }
@@ -94,8 +105,17 @@ impl TestStack {
     }
 
     /// Sends a request with a key and a JSON body; returns the status and JSON body.
-    pub async fn call(&self, method: reqwest::Method, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(key);
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(key);
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -111,7 +131,12 @@ impl TestStack {
     /// Creates an account and its two keys through the admin API.
     pub async fn create_account(&self, name: &str) -> anyhow::Result<TestAccount> {
         let (status, account) = self
-            .call(reqwest::Method::POST, "/api/admin/accounts", &self.admin_key, Some(json!({"name": name})))
+            .call(
+                reqwest::Method::POST,
+                "/api/admin/accounts",
+                &self.admin_key,
+                Some(json!({"name": name})),
+            )
             .await;
         anyhow::ensure!(status == 201, "create account: {status} {account}");
         let id = account["id"].as_str().unwrap_or_default().to_owned();
@@ -119,15 +144,31 @@ impl TestStack {
         for kind in ["plugin", "dashboard"] {
             let path = format!("/api/admin/accounts/{id}/keys");
             let (status, key) = self
-                .call(reqwest::Method::POST, &path, &self.admin_key, Some(json!({"kind": kind, "label": kind})))
+                .call(
+                    reqwest::Method::POST,
+                    &path,
+                    &self.admin_key,
+                    Some(json!({"kind": kind, "label": kind})),
+                )
                 .await;
             anyhow::ensure!(status == 201, "create {kind} key: {status} {key}");
             keys.push(key["key"].as_str().unwrap_or_default().to_owned());
         }
-        let account = TestAccount { id, plugin_key: keys.remove(0), dashboard_key: keys.remove(0) };
+        let account = TestAccount {
+            id,
+            plugin_key: keys.remove(0),
+            dashboard_key: keys.remove(0),
+        };
         // Keys reach ingest through the key bucket's watch: wait until the plugin key works.
         let ready = eventually(Duration::from_secs(10), || async {
-            let (status, _) = self.call(reqwest::Method::POST, "/api/plugin/heartbeat", &account.plugin_key, Some(json!({}))).await;
+            let (status, _) = self
+                .call(
+                    reqwest::Method::POST,
+                    "/api/plugin/heartbeat",
+                    &account.plugin_key,
+                    Some(json!({})),
+                )
+                .await;
             (status == 422).then_some(())
         })
         .await;

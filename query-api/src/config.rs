@@ -1,0 +1,41 @@
+//! The service's settings, read from the environment.
+
+use shared::config::{CommonConfig, or_default, required};
+use std::net::SocketAddr;
+
+/// Where query-api listens and what it connects to.
+#[derive(Clone)]
+pub struct Config {
+    /// NATS, the event log, the key bucket and the admin key.
+    pub common: CommonConfig,
+    /// `BIND_ADDR` (default `127.0.0.1:8082`); port 0 picks a free port.
+    pub bind_addr: SocketAddr,
+    /// `DATABASE_URL`: the PostgreSQL the projector writes.
+    pub database_url: String,
+}
+
+/// The default listen address.
+pub const DEFAULT_BIND_ADDR: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8082);
+
+impl Config {
+    /// Reads `BIND_ADDR`, `DATABASE_URL` and the shared settings (`NATS_URL`, `ADMIN_KEY`, ...).
+    pub fn from_env() -> anyhow::Result<Config> {
+        Ok(Config {
+            common: CommonConfig::from_env()?,
+            bind_addr: or_default("BIND_ADDR", DEFAULT_BIND_ADDR)?,
+            database_url: required("DATABASE_URL")?,
+        })
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The database URL may carry a password.
+        f.debug_struct("Config")
+            .field("common", &self.common)
+            .field("bind_addr", &self.bind_addr)
+            .field("database_url", &"<redacted>")
+            .finish()
+    }
+}

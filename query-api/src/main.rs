@@ -1,0 +1,28 @@
+//! The query-api binary: serve HTTP, or manage accounts and keys from the command line.
+
+use clap::Parser;
+use query_api::cli::{self, Cli, Command};
+use query_api::{App, Config};
+use tokio_util::sync::CancellationToken;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command.unwrap_or(Command::Serve) {
+        Command::Serve => serve().await,
+        command => cli::run(command).await,
+    }
+}
+
+async fn serve() -> anyhow::Result<()> {
+    let config = Config::from_env()?;
+    shared::telemetry::init_tracing(config.common.log_format);
+    let shutdown = CancellationToken::new();
+    let app = App::build(config, shutdown.clone()).await?;
+    tracing::info!(addr = %app.local_addr(), "query-api listening");
+    let signal = shutdown.clone();
+    tokio::spawn(async move {
+        query_api::startup::shutdown_signal().await;
+        signal.cancel();
+    });
+    app.run_until_stopped(shutdown).await
+}

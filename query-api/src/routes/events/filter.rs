@@ -1,0 +1,261 @@
+//! The query string of the events list, and its paging cursor.
+
+use crate::error::ApiError;
+use chrono::{DateTime, Utc};
+use shared::validation::FieldErrors;
+use uuid::Uuid;
+
+/// Default page size.
+pub const DEFAULT_LIMIT: i64 = 50;
+/// Largest page size.
+pub const MAX_LIMIT: i64 = 500;
+/// Most `name` filters in one request.
+pub const MAX_NAMES: usize = 50;
+
+/// Where a page ends: the last item's `occurred_at` and `seq`.
+///
+/// Encoded as `<occurred_at in Unix microseconds>_<seq>`; clients treat it as opaque.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    /// The last item's time (microsecond precision, like PostgreSQL).
+    pub occurred_at: DateTime<Utc>,
+    /// The last item's log position.
+    pub seq: i64,
+}
+
+impl Cursor {
+    /// The text form.
+    pub fn encode(&self) -> String {
+        format!("{}_{}", self.occurred_at.timestamp_micros(), self.seq)
+    }
+
+    /// Reads the text form; `None` when it is not one.
+    pub fn parse(text: &str) -> Option<Cursor> {
+        let (micros, seq) = text.split_once('_')?;
+        Some(Cursor {
+            occurred_at: DateTime::from_timestamp_micros(micros.parse().ok()?)?,
+            seq: seq.parse().ok()?,
+        })
+    }
+}
+
+/// The filters of one events query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventFilter {
+    /// Event names to include (any of them); empty means all.
+    pub names: Vec<String>,
+    /// Only this player.
+    pub player_uuid: Option<Uuid>,
+    /// occurred_at >= from.
+    pub from: Option<DateTime<Utc>>,
+    /// occurred_at < to.
+    pub to: Option<DateTime<Utc>>,
+    /// Include internal events.
+    pub internal: bool,
+    /// Page size, 1..=500.
+    pub limit: i64,
+    /// Continue after this position.
+    pub cursor: Option<Cursor>,
+}
+
+/// Accepts RFC 3339; a `+` offset that a form decoder turned into a space is put back.
+fn parse_time(value: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(value)
+        .or_else(|_| DateTime::parse_from_rfc3339(&value.replace(' ', "+")))
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn is_event_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+impl EventFilter {
+    /// Parses a raw query string (`name` may repeat; unknown parameters are ignored).
+    pub fn parse(query: &str) -> Result<EventFilter, ApiError> {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(|_| {
+            ApiError::invalid_field(
+                "query",
+                "malformed_query",
+                "the query string is not URL-encoded",
+            )
+        })?;
+        let mut filter = EventFilter {
+            names: Vec::new(),
+            player_uuid: None,
+            from: None,
+            to: None,
+            internal: false,
+            limit: DEFAULT_LIMIT,
+            cursor: None,
+        };
+        let mut errors = FieldErrors::new();
+        for (key, value) in pairs {
+            match key.as_str() {
+                "name" if is_event_name(&value) => filter.names.push(value),
+                "name" => errors.push(
+                    "name",
+                    "invalid_event_name",
+                    "event names match ^[a-z0-9_]{1,64}$",
+                ),
+                "player_uuid" => match Uuid::parse_str(&value) {
+                    Ok(uuid) => filter.player_uuid = Some(uuid),
+                    Err(_) => errors.push("player_uuid", "invalid_uuid", "not a UUID"),
+                },
+                "from" | "to" => match parse_time(&value) {
+                    Some(t) if key == "from" => filter.from = Some(t),
+                    Some(t) => filter.to = Some(t),
+                    None => errors.push(
+                        &key,
+                        "invalid_timestamp",
+                        "not an RFC 3339 timestamp (e.g. 2025-01-31T12:00:00Z)",
+                    ),
+                },
+                "internal" => match value.as_str() {
+                    "true" | "1" => filter.internal = true,
+                    "false" | "0" => filter.internal = false,
+                    _ => errors.push("internal", "invalid_boolean", "must be true or false"),
+                },
+                "limit" => match value.parse::<i64>() {
+                    Ok(limit) if (1..=MAX_LIMIT).contains(&limit) => filter.limit = limit,
+                    _ => errors.push(
+                        "limit",
+                        "out_of_range",
+                        format!("must be an integer from 1 to {MAX_LIMIT}"),
+                    ),
+                },
+                "cursor" => match Cursor::parse(&value) {
+                    Some(cursor) => filter.cursor = Some(cursor),
+                    None => errors.push(
+                        "cursor",
+                        "invalid_cursor",
+                        "not a cursor from this API: pass next_cursor back unchanged",
+                    ),
+                },
+                _ => {}
+            }
+        }
+        if filter.names.len() > MAX_NAMES {
+            errors.push("name", "too_many", format!("at most {MAX_NAMES} names"));
+        }
+        if let (Some(from), Some(to)) = (filter.from, filter.to)
+            && from > to
+        {
+            errors.push("from", "out_of_range", "from must not be after to");
+        }
+        errors.into_result().map_err(ApiError::invalid)?;
+        Ok(filter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_codes(query: &str) -> Vec<(String, String)> {
+        match EventFilter::parse(query) {
+            Err(ApiError::Validation { errors, .. }) => {
+                errors.into_iter().map(|e| (e.field, e.code)).collect()
+            }
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cursor_round_trips() {
+        let cursor = Cursor {
+            occurred_at: DateTime::from_timestamp_micros(1_735_689_600_123_456).expect("valid"),
+            seq: 42_001,
+        };
+        assert_eq!(cursor.encode(), "1735689600123456_42001");
+        assert_eq!(Cursor::parse(&cursor.encode()), Some(cursor));
+    }
+
+    #[test]
+    fn bad_cursors_are_refused() {
+        for bad in [
+            "",
+            "abc",
+            "1_",
+            "_1",
+            "1-2",
+            "1_2_3",
+            "x_1",
+            "99999999999999999999_1",
+        ] {
+            assert_eq!(Cursor::parse(bad), None, "{bad}");
+        }
+        assert_eq!(
+            field_codes("cursor=nope"),
+            [("cursor".into(), "invalid_cursor".into())]
+        );
+    }
+
+    #[test]
+    fn defaults_and_repeated_names() -> Result<(), ApiError> {
+        let f = EventFilter::parse("")?;
+        assert_eq!(
+            (f.limit, f.internal, f.names.len()),
+            (DEFAULT_LIMIT, false, 0)
+        );
+        let f = EventFilter::parse("name=a&name=level_up&internal=true&limit=500&other=x")?;
+        assert_eq!(f.names, ["a", "level_up"]);
+        assert!(f.internal);
+        assert_eq!(f.limit, 500);
+        Ok(())
+    }
+
+    #[test]
+    fn timestamps_with_offsets() -> Result<(), ApiError> {
+        let f =
+            EventFilter::parse("from=2025-01-01T01:00:00%2B01:00&to=2025-01-02T00:00:00+01:00")?;
+        assert_eq!(
+            f.from.map(|t| t.to_rfc3339()),
+            Some("2025-01-01T00:00:00+00:00".into())
+        );
+        assert_eq!(
+            f.to.map(|t| t.to_rfc3339()),
+            Some("2025-01-01T23:00:00+00:00".into())
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn invalid_parameters_are_field_errors() {
+        assert_eq!(
+            field_codes("limit=0"),
+            [("limit".into(), "out_of_range".into())]
+        );
+        assert_eq!(
+            field_codes("limit=501"),
+            [("limit".into(), "out_of_range".into())]
+        );
+        assert_eq!(
+            field_codes("limit=ten"),
+            [("limit".into(), "out_of_range".into())]
+        );
+        assert_eq!(
+            field_codes("player_uuid=x"),
+            [("player_uuid".into(), "invalid_uuid".into())]
+        );
+        assert_eq!(
+            field_codes("from=yesterday"),
+            [("from".into(), "invalid_timestamp".into())]
+        );
+        assert_eq!(
+            field_codes("name=Bad-Name"),
+            [("name".into(), "invalid_event_name".into())]
+        );
+        assert_eq!(
+            field_codes("internal=maybe"),
+            [("internal".into(), "invalid_boolean".into())]
+        );
+        assert_eq!(
+            field_codes("from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z"),
+            [("from".into(), "out_of_range".into())]
+        );
+    }
+}

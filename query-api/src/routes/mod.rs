@@ -1,0 +1,28 @@
+//! Every HTTP route of the service, one module per resource.
+
+pub mod admin_accounts;
+pub mod admin_keys;
+pub mod admin_settings;
+pub mod events;
+pub mod exchange_rates;
+pub mod openapi;
+pub mod reviews;
+
+use crate::extract::MAX_BODY_BYTES;
+use crate::state::AppState;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+
+/// The API routes with `state` applied (no ops routes, no fallbacks).
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(admin_accounts::router())
+        .merge(admin_keys::router())
+        .merge(admin_settings::router())
+        .merge(reviews::router())
+        .merge(exchange_rates::router())
+        .merge(events::router())
+        .with_state(state)
+        .merge(openapi::router())
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}

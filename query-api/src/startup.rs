@@ -1,0 +1,204 @@
+//! Building the service: connections, the key directory, the router; then serving it.
+
+use crate::config::Config;
+use crate::key_store::{KeyStore, spawn_directory_sync};
+use crate::routes;
+use crate::state::AppState;
+use anyhow::Context;
+use async_nats::jetstream::{self, kv};
+use serde_json::json;
+use shared::event_log::EventLogConfig;
+use shared::health::{Readiness, finish_router, ops_router};
+use shared::keys::KeyDirectory;
+use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// How long in-flight requests get to finish after shutdown is requested.
+const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Everything the service serves, built but not yet listening.
+pub struct QueryApi {
+    /// API routes with state applied; no `/healthz`, `/readyz`, `/metrics`, no fallbacks.
+    pub api: axum::Router,
+    /// Probes: `postgres`, `nats`, `keys`.
+    pub readiness: Readiness,
+}
+
+impl QueryApi {
+    /// Connects PostgreSQL and NATS, checks the event stream, reconciles the key bucket with
+    /// PostgreSQL and starts filling the key directory (until `shutdown`). Runs no migrations.
+    pub async fn build(config: &Config, shutdown: CancellationToken) -> anyhow::Result<QueryApi> {
+        let pool = connect_postgres(&config.database_url).await?;
+        let nats = async_nats::ConnectOptions::new()
+            .name("query-api")
+            .connect(&config.common.nats_url)
+            .await
+            .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
+        let js = jetstream::new(nats.clone());
+        check_event_stream(&js, &config.common.event_log).await?;
+        let bucket = key_bucket(&js, &config.common.event_log).await?;
+
+        let key_store = KeyStore::new(pool.clone(), bucket.clone());
+        let reconciled = key_store
+            .reconcile()
+            .await
+            .context("reconciling the key bucket with PostgreSQL")?;
+        tracing::info!(
+            put = reconciled.put,
+            deleted = reconciled.deleted,
+            "key bucket reconciled"
+        );
+
+        let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
+        spawn_directory_sync(bucket, keys.clone(), shutdown);
+
+        let readiness = readiness(pool.clone(), nats, keys.clone());
+        let api = routes::router(AppState {
+            pool,
+            keys,
+            key_store,
+        });
+        Ok(QueryApi { api, readiness })
+    }
+}
+
+/// A small pool that fails fast when PostgreSQL is unreachable.
+pub async fn connect_postgres(url: &str) -> anyhow::Result<PgPool> {
+    PgPoolOptions::new()
+        .max_connections(10)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect(url)
+        .await
+        .context("connecting to PostgreSQL (DATABASE_URL)")
+}
+
+/// Gets or creates the event stream and refuses to go on if it is not shaped as required.
+async fn check_event_stream(js: &jetstream::Context, cfg: &EventLogConfig) -> anyhow::Result<()> {
+    let mut stream = js
+        .get_or_create_stream(cfg.stream_config())
+        .await
+        .with_context(|| format!("getting or creating the event stream '{}'", cfg.stream))?;
+    let info = stream
+        .info()
+        .await
+        .context("reading the event stream's configuration")?;
+    cfg.check(&info.config)
+        .map_err(|mismatch| anyhow::anyhow!("{mismatch}"))
+}
+
+/// Gets the key bucket, creating it when it does not exist yet.
+pub async fn key_bucket(
+    js: &jetstream::Context,
+    cfg: &EventLogConfig,
+) -> anyhow::Result<kv::Store> {
+    match js.get_key_value(&cfg.key_bucket).await {
+        Ok(bucket) => Ok(bucket),
+        Err(_) => js
+            .create_key_value(cfg.key_bucket_config())
+            .await
+            .with_context(|| format!("creating the key bucket '{}'", cfg.key_bucket)),
+    }
+}
+
+fn readiness(pool: PgPool, nats: async_nats::Client, keys: Arc<KeyDirectory>) -> Readiness {
+    Readiness::new()
+        .with("postgres", move || {
+            let pool = pool.clone();
+            async move {
+                sqlx::query_scalar::<_, i32>("SELECT 1")
+                    .fetch_one(&pool)
+                    .await
+                    .map(|_| json!("reachable"))
+                    .map_err(|_| "PostgreSQL is unreachable".to_owned())
+            }
+        })
+        .with("nats", move || {
+            let state = nats.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(json!("connected")),
+                    other => Err(format!("NATS is {other:?}")),
+                }
+            }
+        })
+        .with("keys", move || {
+            let (loaded, count) = (keys.is_loaded(), keys.len());
+            async move {
+                if loaded {
+                    Ok(json!({ "live_keys": count }))
+                } else {
+                    Err("the key directory is still loading".to_owned())
+                }
+            }
+        })
+}
+
+/// The service bound to its port.
+pub struct App {
+    listener: TcpListener,
+    router: axum::Router,
+}
+
+impl App {
+    /// Builds [`QueryApi`], adds the ops routes and fallbacks, and binds `config.bind_addr`.
+    pub async fn build(config: Config, shutdown: CancellationToken) -> anyhow::Result<App> {
+        let api = QueryApi::build(&config, shutdown).await?;
+        let router = finish_router(api.api.merge(ops_router(api.readiness)));
+        let listener = TcpListener::bind(config.bind_addr)
+            .await
+            .with_context(|| format!("binding {}", config.bind_addr))?;
+        Ok(App { listener, router })
+    }
+
+    /// The bound address (the real port when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// Serves until `shutdown`, then gives in-flight requests [`SHUTDOWN_DEADLINE`] to finish.
+    pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let server = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        tokio::select! {
+            served = server => served.context("serving HTTP"),
+            () = async {
+                shutdown.cancelled().await;
+                tokio::time::sleep(SHUTDOWN_DEADLINE).await;
+            } => {
+                tracing::warn!("in-flight requests did not finish within the shutdown deadline");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
