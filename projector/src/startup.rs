@@ -126,7 +126,7 @@ fn readiness(
         progress.clone(),
     );
     Readiness::new()
-        .with("postgres", move || {
+        .with("projector_postgres", move || {
             let pool = pool.clone();
             async move {
                 let ping = sqlx::query("SELECT 1").execute(&pool);
@@ -137,7 +137,7 @@ fn readiness(
                 }
             }
         })
-        .with("nats", move || {
+        .with("projector_nats", move || {
             let state = client.connection_state();
             async move {
                 match state {

@@ -107,7 +107,7 @@ pub async fn key_bucket(
 
 fn readiness(pool: PgPool, nats: async_nats::Client, keys: Arc<KeyDirectory>) -> Readiness {
     Readiness::new()
-        .with("postgres", move || {
+        .with("query_postgres", move || {
             let pool = pool.clone();
             async move {
                 sqlx::query_scalar::<_, i32>("SELECT 1")
@@ -117,7 +117,7 @@ fn readiness(pool: PgPool, nats: async_nats::Client, keys: Arc<KeyDirectory>) ->
                     .map_err(|_| "PostgreSQL is unreachable".to_owned())
             }
         })
-        .with("nats", move || {
+        .with("query_nats", move || {
             let state = nats.connection_state();
             async move {
                 match state {
@@ -126,7 +126,7 @@ fn readiness(pool: PgPool, nats: async_nats::Client, keys: Arc<KeyDirectory>) ->
                 }
             }
         })
-        .with("keys", move || {
+        .with("query_keys", move || {
             let (loaded, count) = (keys.is_loaded(), keys.len());
             async move {
                 if loaded {

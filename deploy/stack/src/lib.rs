@@ -6,8 +6,8 @@
 
 use anyhow::Context;
 use axum::Router;
-use shared::health::{finish_router, ops_router};
 use shared::config::or_default;
+use shared::health::{finish_router, ops_router};
 use std::net::SocketAddr;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -50,23 +50,36 @@ impl Stack {
         let projector = projector::Projector::build(&config.projector).await?;
         let ingest = ingest::Ingest::build(&config.ingest, shutdown.clone()).await?;
         let query = query_api::QueryApi::build(&config.query, shutdown).await?;
-        let readiness = ingest.readiness.merge(query.readiness).merge(projector.readiness.clone());
+        let readiness = ingest
+            .readiness
+            .merge(query.readiness)
+            .merge(projector.readiness.clone());
         let router = finish_router(ingest.api.merge(query.api).merge(ops_router(readiness)));
         let listener = TcpListener::bind(config.bind_addr)
             .await
             .with_context(|| format!("binding {}", config.bind_addr))?;
-        Ok(Stack { listener, router, projector })
+        Ok(Stack {
+            listener,
+            router,
+            projector,
+        })
     }
 
     /// The base URL's socket address.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
     /// Serves and projects until `shutdown` is cancelled.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let server = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        let server = axum::serve(
+            self.listener,
+            self.router
+                .into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
         let (served, projected) = tokio::join!(server, self.projector.run(shutdown));
         served?;
         projected

@@ -97,8 +97,8 @@ async fn readiness_reports_the_lag() -> anyhow::Result<()> {
     assert_eq!(lag["applied_sequence"], last);
     assert_eq!(lag["lag_messages"], 0);
     assert_eq!(lag["seconds_behind"], 0.0);
-    assert_eq!(body["checks"]["postgres"]["ok"], true);
-    assert_eq!(body["checks"]["nats"]["ok"], true);
+    assert_eq!(body["checks"]["projector_postgres"]["ok"], true);
+    assert_eq!(body["checks"]["projector_nats"]["ok"], true);
     Ok(())
 }
 
