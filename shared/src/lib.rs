@@ -14,4 +14,5 @@ pub mod records;
 pub mod shutdown;
 pub mod subjects;
 pub mod telemetry;
+pub mod timeline;
 pub mod validation;

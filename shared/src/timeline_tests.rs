@@ -1,6 +1,6 @@
 use super::*;
+use crate::records::{ChatEntry, CustomEvent, Heartbeat, Punishment, RankChange, Session};
 use chrono::TimeZone;
-use shared::records::{ChatEntry, CustomEvent, Heartbeat, Punishment, RankChange, Session};
 
 const PLAYER: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 const SERVER: &str = "7d6b4c0e-1d1f-4f7e-9a53-8c1f3f3c2a10";
@@ -166,4 +166,20 @@ fn heartbeats_leave_no_trace_on_the_timeline() {
         r#"{{"server_id":"{SERVER}","tps":20.0,"player_count":3,"max_players":100}}"#
     ));
     assert!(events_of(2, &message(RecordBatch::Heartbeat(vec![beat]))).is_empty());
+}
+
+#[test]
+fn api_json_is_valid_and_keeps_properties_byte_exact() {
+    let raw = r#"{"price":19.990,"big":123456789012345678901234567890}"#;
+    let event = logged::<CustomEvent>(&format!(
+        r#"{{"player_uuid":"{PLAYER}","name":"shop_purchase","properties":{raw}}}"#
+    ));
+    let rows = events_of(7, &message(RecordBatch::Custom(vec![event])));
+    let text = rows[0].to_api_json();
+    assert!(text.contains(raw), "{text}");
+    let parsed: Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(parsed["seq"], 7000);
+    assert_eq!(parsed["name"], "shop_purchase");
+    assert_eq!(parsed["player_uuid"], PLAYER);
+    assert!(parsed["occurred_at"].as_str().expect("time").ends_with('Z'));
 }
