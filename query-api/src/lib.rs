@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod fanout;
 pub mod key_store;
 pub mod routes;
 pub mod startup;

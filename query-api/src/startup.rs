@@ -1,6 +1,7 @@
 //! Building the service: connections, the key directory, the router; then serving it.
 
 use crate::config::Config;
+use crate::fanout::LiveEvents;
 use crate::key_store::{KeyStore, spawn_directory_sync};
 use crate::routes;
 use crate::state::AppState;
@@ -55,13 +56,20 @@ impl QueryApi {
         );
 
         let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
-        spawn_directory_sync(bucket, keys.clone(), shutdown);
+        spawn_directory_sync(bucket, keys.clone(), shutdown.clone());
+        let live = LiveEvents::start(
+            js.clone(),
+            config.common.event_log.clone(),
+            shutdown.clone(),
+        );
 
         let readiness = readiness(pool.clone(), nats, keys.clone());
         let api = routes::router(AppState {
             pool,
             keys,
             key_store,
+            live,
+            shutdown,
         });
         Ok(QueryApi { api, readiness })
     }

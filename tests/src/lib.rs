@@ -1,6 +1,8 @@
 //! Harness for whole-pipeline tests: the all-in-one stack on a private nats-server and its own
 //! PostgreSQL database, driven over HTTP like a real plugin and dashboard would.
 
+pub mod sse;
+
 use serde_json::{Value, json};
 use shared::config::CommonConfig;
 use shared::event_log::EventLogConfig;

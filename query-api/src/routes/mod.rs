@@ -4,7 +4,9 @@ pub mod admin_accounts;
 pub mod admin_keys;
 pub mod admin_settings;
 pub mod events;
+pub mod events_stream;
 pub mod exchange_rates;
+pub mod funnels;
 pub mod openapi;
 pub mod reviews;
 
@@ -22,6 +24,8 @@ pub fn router(state: AppState) -> Router {
         .merge(reviews::router())
         .merge(exchange_rates::router())
         .merge(events::router())
+        .merge(events_stream::router())
+        .merge(funnels::router())
         .with_state(state)
         .merge(openapi::router())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

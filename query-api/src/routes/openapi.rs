@@ -5,7 +5,10 @@
 //! depend on); they are documented here by stubs over the `shared::records` types, so one
 //! document covers every path a client can call.
 
-use crate::routes::{admin_accounts, admin_keys, admin_settings, events, exchange_rates, reviews};
+use crate::routes::{
+    admin_accounts, admin_keys, admin_settings, events, events_stream, exchange_rates, funnels,
+    reviews,
+};
 use axum::Router;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -194,6 +197,8 @@ impl Modify for BearerKeys {
         heartbeat, chat, punishments, anticheat_flags, sessions, rank_changes, account_links,
         custom_events,
         events::list_events,
+        events_stream::stream_events,
+        funnels::compute_funnel,
         reviews::public_reviews, exchange_rates::public_rates,
         admin_accounts::create_account, admin_accounts::list_accounts,
         admin_keys::create_key, admin_keys::list_keys, admin_keys::rotate_key, admin_keys::revoke_key,

@@ -74,6 +74,19 @@ fn is_event_name(name: &str) -> bool {
 }
 
 impl EventFilter {
+    /// Whether a live event passes the filters: the stream's counterpart of the list's SQL.
+    pub fn matches(&self, event: &shared::timeline::TimelineEvent) -> bool {
+        (self.internal || !event.is_internal)
+            && (self.names.is_empty() || self.names.iter().any(|name| *name == event.name))
+            && self
+                .player_uuid
+                .is_none_or(|player| event.player_uuid == Some(player))
+            && self.from.is_none_or(|from| event.occurred_at >= from)
+            && self.to.is_none_or(|to| event.occurred_at < to)
+    }
+}
+
+impl EventFilter {
     /// Parses a raw query string (`name` may repeat; unknown parameters are ignored).
     pub fn parse(query: &str) -> Result<EventFilter, ApiError> {
         let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(|_| {

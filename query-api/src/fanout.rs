@@ -1,0 +1,192 @@
+//! Live events: one upstream subscription to the event log per process, fanned out to every
+//! SSE subscriber, plus backfill from the log for resumption.
+//!
+//! Events come straight from the log (not from PostgreSQL), so a subscriber sees an event as
+//! soon as its write is acknowledged, and `Last-Event-ID` resumes from the log itself without
+//! a gap, even for events the projector has not stored yet. The fan-out is a bounded broadcast
+//! ring: a slow subscriber falls behind on its own (it is told, then backfills from the log)
+//! and never slows the others.
+
+use async_nats::jetstream::{self, consumer::DeliverPolicy, consumer::pull::OrderedConfig};
+use futures::StreamExt;
+use shared::envelope::{LogMessage, stream_sequence_of};
+use shared::event_log::EventLogConfig;
+use shared::timeline::{TimelineEvent, events_of};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Events the ring holds for subscribers that are behind.
+const RING_CAPACITY: usize = 8192;
+
+/// One timeline event, with its API JSON rendered once for every subscriber.
+#[derive(Debug)]
+pub struct LiveEvent {
+    /// The event.
+    pub event: TimelineEvent,
+    /// `TimelineEvent::to_api_json`, computed once.
+    pub json: String,
+}
+
+/// The process's live feed of the event log.
+#[derive(Clone)]
+pub struct LiveEvents {
+    ring: broadcast::Sender<Arc<LiveEvent>>,
+    jetstream: jetstream::Context,
+    log: EventLogConfig,
+}
+
+impl std::fmt::Debug for LiveEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveEvents")
+            .field("subscribers", &self.ring.receiver_count())
+            .finish()
+    }
+}
+
+impl LiveEvents {
+    /// Starts following the end of the log until `shutdown`.
+    pub fn start(
+        jetstream: jetstream::Context,
+        log: EventLogConfig,
+        shutdown: CancellationToken,
+    ) -> LiveEvents {
+        let (ring, _) = broadcast::channel(RING_CAPACITY);
+        let live = LiveEvents {
+            ring,
+            jetstream,
+            log,
+        };
+        tokio::spawn(live.clone().follow(shutdown));
+        live
+    }
+
+    /// A receiver of every event appended from now on (all accounts: filter on receipt).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<LiveEvent>> {
+        self.ring.subscribe()
+    }
+
+    /// Follows the log, re-opening after errors from the next unread sequence (no gap).
+    async fn follow(self, shutdown: CancellationToken) {
+        let mut next: Option<u64> = None;
+        let mut backoff = Duration::from_millis(100);
+        while !shutdown.is_cancelled() {
+            let result = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                result = self.follow_once(&mut next) => result,
+            };
+            if let Err(error) = result {
+                tracing::warn!(%error, "live event feed interrupted; re-opening");
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+
+    async fn follow_once(&self, next: &mut Option<u64>) -> anyhow::Result<()> {
+        let deliver_policy = match *next {
+            Some(start_sequence) => DeliverPolicy::ByStartSequence { start_sequence },
+            None => DeliverPolicy::New,
+        };
+        let stream = self.jetstream.get_stream(&self.log.stream).await?;
+        let consumer = stream
+            .create_consumer(OrderedConfig {
+                filter_subject: self.log.subjects().all_events(),
+                deliver_policy,
+                ..Default::default()
+            })
+            .await?;
+        let mut messages = consumer.messages().await?;
+        while let Some(message) = messages.next().await {
+            let message = message?;
+            let sequence = message
+                .info()
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .stream_sequence;
+            *next = Some(sequence + 1);
+            // Undecodable messages are the projector's to park; the feed skips them.
+            let Ok(decoded) = LogMessage::decode(&message.payload) else {
+                continue;
+            };
+            for event in events_of(sequence, &decoded) {
+                let json = event.to_api_json();
+                // No receivers is fine: nobody is watching.
+                let _ = self.ring.send(Arc::new(LiveEvent { event, json }));
+            }
+        }
+        anyhow::bail!("the live consumer ended")
+    }
+
+    /// Sends every event of `account` after timeline position `after_seq` that is in the log
+    /// now and passes `keep`, in order, into `out` (waiting for room: backfill reads the log
+    /// at the subscriber's pace). Returns the highest position read, or `None` once the
+    /// subscriber is gone.
+    pub async fn backfill(
+        &self,
+        account: Uuid,
+        after_seq: i64,
+        keep: impl Fn(&TimelineEvent) -> bool,
+        out: &mpsc::Sender<Feed>,
+    ) -> anyhow::Result<Option<i64>> {
+        let stream = self.jetstream.get_stream(&self.log.stream).await?;
+        let consumer = stream
+            .create_consumer(OrderedConfig {
+                filter_subject: self.log.subjects().account_events(account),
+                deliver_policy: DeliverPolicy::ByStartSequence {
+                    start_sequence: stream_sequence_of(after_seq).max(1),
+                },
+                ..Default::default()
+            })
+            .await?;
+        let mut reached = after_seq;
+        if consumer.cached_info().num_pending == 0 {
+            return Ok(Some(reached));
+        }
+        let mut messages = consumer.messages().await?;
+        while let Some(message) = messages.next().await {
+            let message = message?;
+            let info = message.info().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let (sequence, pending) = (info.stream_sequence, info.pending);
+            if let Ok(decoded) = LogMessage::decode(&message.payload) {
+                for event in events_of(sequence, &decoded) {
+                    if event.seq <= reached {
+                        continue;
+                    }
+                    reached = event.seq;
+                    if keep(&event) {
+                        let json = event.to_api_json();
+                        if out
+                            .send(Feed::Event(Arc::new(LiveEvent { event, json })))
+                            .await
+                            .is_err()
+                        {
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+            if pending == 0 {
+                break;
+            }
+        }
+        Ok(Some(reached))
+    }
+}
+
+/// What a subscriber's stream carries.
+#[derive(Debug)]
+pub enum Feed {
+    /// An event to send.
+    Event(Arc<LiveEvent>),
+    /// The subscriber fell behind the live ring; `skipped` events (of all accounts) passed
+    /// it by. It backfills from the log right after, so nothing of its own is lost.
+    Missed {
+        /// How many ring entries it missed.
+        skipped: u64,
+    },
+}
