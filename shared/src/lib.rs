@@ -10,6 +10,7 @@ pub mod event_name;
 pub mod health;
 pub mod keys;
 pub mod problem;
+pub mod rate_limit;
 pub mod records;
 pub mod shutdown;
 pub mod subjects;

@@ -4,6 +4,12 @@
 //! a model only gets the messages past its own checkpoint, so a model added later replays the
 //! log from the start while the others skip what they already hold.
 
+pub mod anticheat_flags;
+pub mod chat;
+pub mod players;
+pub mod punishments;
+pub mod servers;
+pub mod sessions;
 pub mod timeline;
 
 use crate::checkpoint::{self, Parked};
@@ -18,16 +24,42 @@ use std::collections::BTreeMap;
 pub enum ReadModel {
     /// Custom and internal events, for listing, streaming and funnels ([`timeline`]).
     Timeline,
+    /// Who each player is: names, first and last seen, rank, linked account ([`players`]).
+    Players,
+    /// Server status and TPS / player-count history from heartbeats ([`servers`]).
+    Servers,
+    /// Join/quit pairs per server, closed when a server goes offline ([`sessions`]).
+    Sessions,
+    /// Punishments issued, revoked and expiring ([`punishments`]).
+    Punishments,
+    /// Anti-cheat flags ([`anticheat_flags`]).
+    AnticheatFlags,
+    /// Chat messages and commands ([`chat`]).
+    Chat,
 }
 
 impl ReadModel {
     /// Every read model this build maintains.
-    pub const ALL: [ReadModel; 1] = [ReadModel::Timeline];
+    pub const ALL: [ReadModel; 7] = [
+        ReadModel::Timeline,
+        ReadModel::Players,
+        ReadModel::Servers,
+        ReadModel::Sessions,
+        ReadModel::Punishments,
+        ReadModel::AnticheatFlags,
+        ReadModel::Chat,
+    ];
 
     /// Its row in `projection_checkpoints`.
     pub fn name(self) -> &'static str {
         match self {
             ReadModel::Timeline => "timeline",
+            ReadModel::Players => "players",
+            ReadModel::Servers => "servers",
+            ReadModel::Sessions => "sessions",
+            ReadModel::Punishments => "punishments",
+            ReadModel::AnticheatFlags => "anticheat_flags",
+            ReadModel::Chat => "chat",
         }
     }
 
@@ -40,6 +72,12 @@ impl ReadModel {
     ) -> Result<u64, sqlx::Error> {
         match self {
             ReadModel::Timeline => timeline::apply(conn, messages).await,
+            ReadModel::Players => players::apply(conn, messages).await,
+            ReadModel::Servers => servers::apply(conn, messages).await,
+            ReadModel::Sessions => sessions::apply(conn, messages).await,
+            ReadModel::Punishments => punishments::apply(conn, messages).await,
+            ReadModel::AnticheatFlags => anticheat_flags::apply(conn, messages).await,
+            ReadModel::Chat => chat::apply(conn, messages).await,
         }
     }
 }

@@ -166,6 +166,19 @@ pub(crate) async fn events_checksum(pool: &PgPool) -> anyhow::Result<(i64, Strin
     Ok((row.0, row.1.unwrap_or_default()))
 }
 
+/// A digest of every row of `table` like [`events_checksum`]: each row's text, version (xmin)
+/// and place (ctid), so a rewrite of identical values still changes it.
+pub(crate) async fn table_checksum(pool: &PgPool, table: &str) -> anyhow::Result<(i64, String)> {
+    let row: (i64, Option<String>) = sqlx::query_as(&format!(
+        "SELECT count(*), md5(string_agg(concat_ws('|', t.xmin::text, t.ctid::text, t::text),
+                E'\\n' ORDER BY t::text))
+         FROM {table} t"
+    ))
+    .fetch_one(pool)
+    .await?;
+    Ok((row.0, row.1.unwrap_or_default()))
+}
+
 /// Polls `check` until it yields a value, failing after [`DEADLINE`].
 pub(crate) async fn eventually<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
 where

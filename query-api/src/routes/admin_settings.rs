@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use shared::problem::Problem;
 use shared::validation::FieldErrors;
+use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -38,6 +39,38 @@ pub struct AccountSettings {
     pub sync_interval_seconds: i32,
     /// When they were last set; null while the defaults apply.
     pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl AccountSettings {
+    /// The settings in force for `account_id`: its stored row, or the defaults without one.
+    pub async fn load(pool: &PgPool, account_id: Uuid) -> Result<AccountSettings, sqlx::Error> {
+        let stored = sqlx::query_as::<_, AccountSettings>(
+            "SELECT account_id, staff_groups, sync_interval_seconds, updated_at \
+             FROM account_settings WHERE account_id = $1",
+        )
+        .bind(account_id)
+        .fetch_optional(pool)
+        .await?;
+        Ok(stored.unwrap_or_else(|| AccountSettings {
+            account_id,
+            staff_groups: DEFAULT_STAFF_GROUPS
+                .iter()
+                .map(|g| (*g).to_owned())
+                .collect(),
+            sync_interval_seconds: DEFAULT_SYNC_INTERVAL_SECONDS,
+            updated_at: None,
+        }))
+    }
+
+    /// Seconds without a heartbeat after which a server counts as offline: 3 x the sync interval.
+    pub fn offline_after_seconds(&self) -> f64 {
+        3.0 * f64::from(self.sync_interval_seconds)
+    }
+
+    /// The staff groups, lower-cased, for case-insensitive matching.
+    pub fn staff_groups_lowercase(&self) -> Vec<String> {
+        self.staff_groups.iter().map(|g| g.to_lowercase()).collect()
+    }
 }
 
 /// Body of `PUT /api/admin/accounts/{account_id}/settings` (replaces both settings).
@@ -101,24 +134,7 @@ pub async fn get_settings(
     ApiPath(account_id): ApiPath<Uuid>,
 ) -> Result<Json<AccountSettings>, ApiError> {
     state.key_store.require_account(account_id).await?;
-    let stored = sqlx::query_as::<_, AccountSettings>(
-        "SELECT account_id, staff_groups, sync_interval_seconds, updated_at \
-         FROM account_settings WHERE account_id = $1",
-    )
-    .bind(account_id)
-    .fetch_optional(&state.pool)
-    .await?;
-    Ok(Json(stored.unwrap_or_else(|| {
-        AccountSettings {
-            account_id,
-            staff_groups: DEFAULT_STAFF_GROUPS
-                .iter()
-                .map(|g| (*g).to_owned())
-                .collect(),
-            sync_interval_seconds: DEFAULT_SYNC_INTERVAL_SECONDS,
-            updated_at: None,
-        }
-    })))
+    Ok(Json(AccountSettings::load(&state.pool, account_id).await?))
 }
 
 /// Replace an account's settings.

@@ -263,7 +263,9 @@ mod tests {
     #[test]
     fn defaults_are_the_last_30_days_and_a_week_window() {
         let now = Utc::now();
-        let funnel = validate(request(&["a", "b"]), now).ok().expect("valid");
+        let Ok(funnel) = validate(request(&["a", "b"]), now) else {
+            panic!("a two-step funnel is valid");
+        };
         assert_eq!(funnel.to, now);
         assert_eq!(funnel.from, now - Duration::days(30));
         assert_eq!(funnel.window_seconds, 604_800);

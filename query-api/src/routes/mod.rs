@@ -3,12 +3,20 @@
 pub mod admin_accounts;
 pub mod admin_keys;
 pub mod admin_settings;
+pub mod chatlog;
 pub mod events;
 pub mod events_stream;
 pub mod exchange_rates;
+pub mod flags;
 pub mod funnels;
+pub mod history;
+pub mod liveness;
 pub mod openapi;
+pub mod players;
+pub mod punishments;
 pub mod reviews;
+pub mod servers;
+pub mod staff;
 
 use crate::extract::MAX_BODY_BYTES;
 use crate::state::AppState;
@@ -26,6 +34,12 @@ pub fn router(state: AppState) -> Router {
         .merge(events::router())
         .merge(events_stream::router())
         .merge(funnels::router())
+        .merge(players::router())
+        .merge(punishments::router())
+        .merge(flags::router())
+        .merge(chatlog::router())
+        .merge(servers::router())
+        .merge(staff::router())
         .with_state(state)
         .merge(openapi::router())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

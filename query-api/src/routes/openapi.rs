@@ -6,8 +6,8 @@
 //! document covers every path a client can call.
 
 use crate::routes::{
-    admin_accounts, admin_keys, admin_settings, events, events_stream, exchange_rates, funnels,
-    reviews,
+    admin_accounts, admin_keys, admin_settings, chatlog, events, events_stream, exchange_rates,
+    flags, funnels, players, punishments, reviews, servers, staff,
 };
 use axum::Router;
 use chrono::{DateTime, Utc};
@@ -199,6 +199,8 @@ impl Modify for BearerKeys {
         events::list_events,
         events_stream::stream_events,
         funnels::compute_funnel,
+        players::get_player, punishments::list_punishments, flags::list_flags, chatlog::chatlog,
+        servers::list_servers, staff::list_staff,
         reviews::public_reviews, exchange_rates::public_rates,
         admin_accounts::create_account, admin_accounts::list_accounts,
         admin_keys::create_key, admin_keys::list_keys, admin_keys::rotate_key, admin_keys::revoke_key,
@@ -210,6 +212,7 @@ impl Modify for BearerKeys {
     tags(
         (name = "plugin", description = "Writes from the game-server plugin (plugin key)"),
         (name = "events", description = "The event timeline (dashboard key)"),
+        (name = "players", description = "Players, their moderation history, servers and staff (dashboard key)"),
         (name = "public", description = "Public data, no key"),
         (name = "admin", description = "Accounts, keys and public data (admin key)"),
     )

@@ -4,7 +4,12 @@
 mod admin_accounts;
 mod errors;
 mod events;
+mod funnels;
 mod helpers;
+mod histories;
 mod keys;
 mod openapi;
+mod players;
 mod public;
+mod read_models;
+mod roster;

@@ -18,6 +18,12 @@ async fn the_document_covers_the_whole_base_url() -> anyhow::Result<()> {
         "/api/admin/accounts",
         "/api/admin/keys/{key_id}/rotate",
         "/api/v1/events",
+        "/api/players/{uuid}",
+        "/api/players/{uuid}/punishments",
+        "/api/players/{uuid}/flags",
+        "/api/players/{uuid}/chatlog",
+        "/api/servers",
+        "/api/staff",
         "/api/public/reviews",
         "/api/public/exchange-rates",
     ] {
@@ -33,6 +39,12 @@ async fn the_document_covers_the_whole_base_url() -> anyhow::Result<()> {
         "WriteAccepted",
         "Problem",
         "RejectedRecord",
+        "PlayerProfile",
+        "PunishmentPage",
+        "FlagPage",
+        "ChatLogPage",
+        "ServerList",
+        "StaffRoster",
     ] {
         assert!(
             doc["components"]["schemas"].get(schema).is_some(),

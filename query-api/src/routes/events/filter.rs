@@ -77,7 +77,7 @@ impl EventFilter {
     /// Whether a live event passes the filters: the stream's counterpart of the list's SQL.
     pub fn matches(&self, event: &shared::timeline::TimelineEvent) -> bool {
         (self.internal || !event.is_internal)
-            && (self.names.is_empty() || self.names.iter().any(|name| *name == event.name))
+            && (self.names.is_empty() || self.names.contains(&event.name))
             && self
                 .player_uuid
                 .is_none_or(|player| event.player_uuid == Some(player))

@@ -1,0 +1,105 @@
+//! `GET /api/staff`: the account's staff roster.
+
+use crate::auth::DashboardCaller;
+use crate::error::ApiError;
+use crate::routes::admin_settings::AccountSettings;
+use crate::routes::liveness::{
+    EFFECTIVE_RANK, SERVER_STATUS_CTE, SESSION_SERVER_ONLINE, STAFF_ACTIVITY_WINDOW,
+};
+use crate::state::AppState;
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use shared::problem::Problem;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// One member of staff.
+#[derive(Debug, Serialize, sqlx::FromRow, ToSchema)]
+pub struct StaffMember {
+    /// Their player UUID.
+    pub uuid: Uuid,
+    /// Latest player name, else the name on their latest punishment.
+    pub username: Option<String>,
+    /// Their effective permission group; null when they are staff only by punishing.
+    pub rank: Option<String>,
+    /// Whether they are online now (an open session on an online server).
+    pub is_online: bool,
+    /// The server of their newest such session; null while offline.
+    pub current_server_id: Option<Uuid>,
+    /// When they were last seen as a player; null if never.
+    pub last_seen: Option<DateTime<Utc>>,
+}
+
+/// The staff roster.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StaffRoster {
+    /// Ordered by username (case-insensitive, unnamed last), then uuid.
+    pub items: Vec<StaffMember>,
+}
+
+/// The routes of this resource.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/staff", get(list_staff))
+}
+
+/// The roster query. Staff are the union of:
+/// - every player whose effective rank ([`EFFECTIVE_RANK`]) is one of the account's
+///   `staff_groups`, compared case-insensitively (`$3` holds them lower-cased);
+/// - every `staff_uuid` of a punishment issued in the last 30 days, named by their player row
+///   or else by the `staff_name` of their latest such punishment.
+///
+/// Online status and current server follow the player rule: an open session on an online
+/// server, the newest one's server.
+fn roster_sql() -> String {
+    format!(
+        "WITH {SERVER_STATUS_CTE}, \
+         by_rank AS ( \
+           SELECT p.uuid FROM players p \
+           WHERE p.account_id = $1 AND lower({EFFECTIVE_RANK}) = ANY($3::text[])), \
+         by_punishing AS ( \
+           SELECT DISTINCT ON (pu.staff_uuid) pu.staff_uuid, pu.staff_name FROM punishments pu \
+           WHERE pu.account_id = $1 AND pu.staff_uuid IS NOT NULL \
+             AND pu.issued_at > now() - {STAFF_ACTIVITY_WINDOW} \
+           ORDER BY pu.staff_uuid, pu.issued_at DESC, pu.id DESC), \
+         staff AS (SELECT uuid FROM by_rank UNION SELECT staff_uuid FROM by_punishing), \
+         current_server AS ( \
+           SELECT DISTINCT ON (se.player_uuid) se.player_uuid, se.server_id \
+           FROM sessions se LEFT JOIN server_status ss ON ss.id = se.server_id \
+           WHERE se.account_id = $1 AND se.left_at IS NULL AND {SESSION_SERVER_ONLINE} \
+             AND se.player_uuid IN (SELECT uuid FROM staff) \
+           ORDER BY se.player_uuid, se.joined_at DESC, se.id DESC) \
+         SELECT st.uuid, COALESCE(p.username, bp.staff_name) AS username, \
+           {EFFECTIVE_RANK} AS rank, cs.server_id IS NOT NULL AS is_online, \
+           cs.server_id AS current_server_id, p.last_seen \
+         FROM staff st \
+         LEFT JOIN players p ON p.account_id = $1 AND p.uuid = st.uuid \
+         LEFT JOIN by_punishing bp ON bp.staff_uuid = st.uuid \
+         LEFT JOIN current_server cs ON cs.player_uuid = st.uuid \
+         ORDER BY lower(COALESCE(p.username, bp.staff_name)) NULLS LAST, st.uuid"
+    )
+}
+
+/// List the account's staff: members of a staff group, and whoever punished in the last 30 days.
+#[utoipa::path(get, path = "/api/staff", tag = "players",
+    security(("dashboard_key" = [])),
+    responses(
+        (status = 200, description = "The staff roster", body = StaffRoster),
+        (status = 401, description = "Missing or invalid key", body = Problem),
+        (status = 403, description = "Not a dashboard key", body = Problem),
+    ))]
+pub async fn list_staff(
+    DashboardCaller(caller): DashboardCaller,
+    State(state): State<AppState>,
+) -> Result<Json<StaffRoster>, ApiError> {
+    let settings = AccountSettings::load(&state.pool, caller.account_id).await?;
+    let items = sqlx::query_as::<_, StaffMember>(&roster_sql())
+        .bind(caller.account_id)
+        .bind(settings.offline_after_seconds())
+        .bind(settings.staff_groups_lowercase())
+        .fetch_all(&state.pool)
+        .await?;
+    Ok(Json(StaffRoster { items }))
+}
