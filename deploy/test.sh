@@ -10,6 +10,7 @@
 #
 # The tests get TEST_DATABASE_URL (superuser URL to the throw-away cluster's `postgres` database)
 # and NATS_SERVER_BIN (the nats-server in .local/venv); each test starts its own nats-server.
+# The browser test (tests/browser) gets Debian's chromium and its npm dependencies (npm ci).
 set -euo pipefail
 
 # shellcheck source=deploy/lib.sh
@@ -40,6 +41,10 @@ require_python
 ensure_postgres_installed
 ensure_nats_installed
 log "PostgreSQL: $PG_BIN; nats-server: $("$NATS_BIN" --version)"
+ensure_chromium_installed
+ensure_node_installed
+ensure_browser_test_deps
+log "browser test: $("$CHROMIUM_BIN" --version 2>/dev/null); node $(node --version)"
 
 section "throw-away PostgreSQL"
 pg_tmp="$(mktemp -d "${TMPDIR:-/tmp}/warden-test-pg.XXXXXX")"

@@ -7,7 +7,9 @@
 #
 #   --detach      return once everything answers its readiness check (default: stay in the
 #                 foreground tailing the log; Ctrl-C stops everything like deploy/down.sh)
-#   --demo        also start the demo fleet (not available yet)
+#   --demo        also start the demo fleet (target/release/demo-fleet): simulated game servers
+#                 writing to the demo account with its plugin key, so the dashboard comes alive
+#                 (log: .local/logs/demo-fleet.log; ./deploy/down.sh stops it)
 #   --infra-only  start only nats-server and PostgreSQL (for running services with cargo run);
 #                 implies --detach
 #
@@ -80,11 +82,19 @@ ensure_secrets
 BASE_URL="http://127.0.0.1:$HTTP_PORT"
 
 section "build"
-cargo build --release -p stack
+packages=(-p stack)
+[[ "$demo" == true ]] && packages+=(-p demo-fleet)
+cargo build --release "${packages[@]}"
 STACK_BIN="$REPO_ROOT/target/release/stack"
+FLEET_BIN="$REPO_ROOT/target/release/demo-fleet"
 [[ -x "$STACK_BIN" ]] || die "cargo build succeeded but $STACK_BIN does not exist"
+if [[ "$demo" == true && ! -x "$FLEET_BIN" ]]; then
+    die "cargo build succeeded but $FLEET_BIN does not exist"
+fi
 
 section "stack"
+# A fleet from an earlier start would write to the stack while it restarts.
+stop_fleet
 stop_stack
 log "starting $STACK_BIN on $BASE_URL (log: $STACK_LOG)"
 printf '\n----- %s deploy/up.sh starting stack -----\n' "$(date -u +%FT%TZ)" >>"$STACK_LOG"
@@ -200,7 +210,21 @@ Stop: ./deploy/down.sh
 EOF
 
 if [[ "$demo" == true ]]; then
-    echo "demo fleet: not available yet"
+    section "demo fleet"
+    log "starting $FLEET_BIN against $BASE_URL (log: $FLEET_LOG)"
+    printf '\n----- %s deploy/up.sh starting demo fleet -----\n' "$(date -u +%FT%TZ)" >>"$FLEET_LOG"
+    # Only what the fleet needs from $STACK_ENV: the base URL and the demo account's plugin key.
+    BASE_URL="$BASE_URL" PLUGIN_KEY="$PLUGIN_KEY" RUST_LOG="${RUST_LOG:-info}" \
+        setsid "$FLEET_BIN" </dev/null >>"$FLEET_LOG" 2>&1 &
+    fleet_pid=$!
+    echo "$fleet_pid" >"$FLEET_PID"
+    sleep 1
+    if ! pid_alive "$fleet_pid"; then
+        tail -n 20 "$FLEET_LOG" >&2 || true
+        rm -f "$FLEET_PID"
+        die "the demo fleet exited during start-up (log: $FLEET_LOG); the stack is still running: ./deploy/down.sh stops it"
+    fi
+    echo "Demo fleet: running (pid $fleet_pid), log: $FLEET_LOG"
 fi
 
 if [[ "$detach" == true ]]; then

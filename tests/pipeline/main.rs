@@ -3,6 +3,7 @@
 
 mod chat;
 mod dashboard;
+mod events_page;
 mod events_stream;
 mod flags;
 mod isolation;

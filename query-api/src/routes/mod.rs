@@ -5,6 +5,7 @@ pub mod admin_keys;
 pub mod admin_settings;
 pub mod chatlog;
 pub mod events;
+pub mod events_page;
 pub mod events_stream;
 pub mod exchange_rates;
 pub mod flags;
@@ -33,6 +34,7 @@ pub fn router(state: AppState) -> Router {
         .merge(exchange_rates::router())
         .merge(events::router())
         .merge(events_stream::router())
+        .merge(events_page::router())
         .merge(funnels::router())
         .merge(players::router())
         .merge(punishments::router())

@@ -1,0 +1,135 @@
+//! The Events page in a real browser: `tests/browser/events_page.mjs` drives Debian's headless
+//! Chromium through the page against a running stack (filters, live events, pause, funnel).
+//! `./deploy/test.sh` installs chromium and the script's npm dependencies first.
+
+use pipeline_tests::{TestStack, eventually};
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+const PLAYER_A: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
+const PLAYER_B: &str = "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6";
+const CHROMIUM: &str = "/usr/bin/chromium";
+/// The script bounds itself at 180 s; this only guards against a hung node.
+const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(240);
+
+fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// Fails (never skips) when something the browser test needs is missing.
+fn require_browser_tooling(root: &Path) {
+    let install = "run ./deploy/test.sh, which installs chromium and the npm dependencies";
+    let node = std::process::Command::new("node").arg("--version").output();
+    assert!(
+        node.is_ok_and(|output| output.status.success()),
+        "node is not on PATH: {install}"
+    );
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: {install}"
+    );
+    let playwright = root.join("tests/browser/node_modules/playwright-core");
+    assert!(
+        playwright.exists(),
+        "{} is missing: {install}",
+        playwright.display()
+    );
+}
+
+async fn post_event(stack: &TestStack, key: &str, player: &str, name: &str, properties: Value) {
+    let body = json!({"player_uuid": player, "name": name, "properties": properties});
+    let (status, accepted) = stack
+        .call(Method::POST, "/api/v1/plugin/events", key, Some(body))
+        .await;
+    assert_eq!(status, 202, "{name}: {accepted}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_events_page_filters_streams_live_and_builds_a_funnel_in_a_real_browser() {
+    let root = workspace_root();
+    require_browser_tooling(&root);
+    let stack = TestStack::start().await.expect("stack");
+    let account = stack.create_account("Browser").await.expect("account");
+    let key = &account.plugin_key;
+
+    // Two players start a quest, one completes it: the funnel is 2 → 1. Each write waits for
+    // its 202, so the receipt times (their occurred_at) follow this order.
+    post_event(
+        &stack,
+        key,
+        PLAYER_A,
+        "quest_started",
+        json!({"quest": "tutorial"}),
+    )
+    .await;
+    post_event(
+        &stack,
+        key,
+        PLAYER_B,
+        "quest_started",
+        json!({"quest": "tutorial"}),
+    )
+    .await;
+    post_event(
+        &stack,
+        key,
+        PLAYER_A,
+        "quest_completed",
+        json!({"quest": "tutorial"}),
+    )
+    .await;
+    // Markup in event data must show as text.
+    let probe = json!({"html": "<img id=\"pwned\" src=\"x\">", "nested": {"level": 2.50}});
+    post_event(&stack, key, PLAYER_B, "xss_probe", probe).await;
+    let projected = eventually(Duration::from_secs(10), || async {
+        let (status, page) = stack
+            .call(Method::GET, "/api/v1/events", &account.dashboard_key, None)
+            .await;
+        let count = page["items"].as_array().map_or(0, Vec::len);
+        (status == 200 && count >= 4).then_some(())
+    })
+    .await;
+    assert!(
+        projected.is_some(),
+        "the seeded events were never projected"
+    );
+
+    let page = stack
+        .http
+        .get(format!("{}/events", stack.base))
+        .send()
+        .await
+        .expect("GET /events");
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+    let html = page.text().await.expect("html");
+    assert!(html.contains("/assets/events.js?v="), "{html}");
+
+    let run = tokio::process::Command::new("node")
+        .arg(root.join("tests/browser/events_page.mjs"))
+        .current_dir(&root)
+        .env("BASE_URL", &stack.base)
+        .env("DASHBOARD_KEY", &account.dashboard_key)
+        .env("PLUGIN_KEY", &account.plugin_key)
+        .env("LIVE_PLAYER_UUID", PLAYER_A)
+        .env("EXPECTED_FUNNEL", "quest_started:2,quest_completed:1")
+        .env("CHROMIUM_BIN", CHROMIUM)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, run)
+        .await
+        .expect("the browser test finished in time")
+        .expect("node runs");
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "tests/browser/events_page.mjs failed ({}); its output is above",
+        output.status
+    );
+}
