@@ -3,18 +3,21 @@
 use crate::error::IngestError;
 use crate::state::AppState;
 use async_nats::jetstream::kv;
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use futures::StreamExt;
 use shared::keys::{Caller, KeyDirectory, KeyEntry, KeyKind};
 use shared::problem::Problem;
+use shared::rate_limit::Quota;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// A request made with a valid plugin key.
+/// A request made with a valid plugin key (admitted by [`plugin_gate`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PluginCaller(pub Caller);
 
@@ -25,6 +28,9 @@ impl FromRequestParts<AppState> for PluginCaller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
+        if let Some(caller) = parts.extensions.get::<Caller>() {
+            return Ok(PluginCaller(*caller));
+        }
         let header = parts
             .headers
             .get(AUTHORIZATION)
@@ -35,6 +41,34 @@ impl FromRequestParts<AppState> for PluginCaller {
             .map(PluginCaller)
             .map_err(|e| IngestError::Problem(Box::new(Problem::from_auth(e, KeyKind::Plugin))))
     }
+}
+
+/// Runs before every plugin write, in the contract's order: authentication (401), key type
+/// (403), then the plugin key's quota (429). Every answer after it carries `RateLimit-*`.
+pub async fn plugin_gate(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or(""));
+    let caller = match state.keys.authenticate(header, KeyKind::Plugin, Utc::now()) {
+        Ok(caller) => caller,
+        Err(error) => return Problem::from_auth(error, KeyKind::Plugin).into_response(),
+    };
+    let decision = state
+        .limiter
+        .check(Quota::Plugin, &caller.key_id.to_string())
+        .await;
+    if !decision.allowed {
+        return decision.refusal();
+    }
+    request.extensions_mut().insert(caller);
+    let mut response = next.run(request).await;
+    decision.apply_headers(response.headers_mut());
+    response
 }
 
 /// Mirrors the key bucket into `keys` until `shutdown`, re-watching after any error.

@@ -3,6 +3,7 @@
 use crate::auth::sync_keys;
 use crate::config::Config;
 use crate::publisher::Publisher;
+use crate::rate_limit::Limiter;
 use crate::routes;
 use crate::state::AppState;
 use anyhow::Context;
@@ -49,13 +50,8 @@ impl Ingest {
             .await
             .with_context(|| format!("opening event stream {}", log.stream))?;
         log.check(&stream.cached_info().config)?;
-        let bucket = match js.get_key_value(&log.key_bucket).await {
-            Ok(bucket) => bucket,
-            Err(_) => js
-                .create_key_value(log.key_bucket_config())
-                .await
-                .with_context(|| format!("creating key bucket {}", log.key_bucket))?,
-        };
+        let bucket = open_bucket(&js, log.key_bucket_config()).await?;
+        let rates = open_bucket(&js, log.rate_bucket_config()).await?;
         let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
         tokio::spawn(sync_keys(bucket, keys.clone(), shutdown));
 
@@ -65,6 +61,7 @@ impl Ingest {
             publisher: publisher.clone(),
             subjects: log.subjects(),
             ip_hasher: IpHasher::new(config.ip_hash_key.as_bytes()),
+            limiter: Arc::new(Limiter::new(rates)),
         };
         let readiness = Readiness::new()
             .with("ingest_nats", move || {
@@ -91,6 +88,24 @@ impl Ingest {
             api: routes::router(state),
             readiness,
         })
+    }
+}
+
+/// Opens a KV bucket, creating it when it does not exist yet (another service may race us).
+async fn open_bucket(
+    js: &jetstream::Context,
+    config: jetstream::kv::Config,
+) -> anyhow::Result<jetstream::kv::Store> {
+    if let Ok(bucket) = js.get_key_value(&config.bucket).await {
+        return Ok(bucket);
+    }
+    let name = config.bucket.clone();
+    match js.create_key_value(config).await {
+        Ok(bucket) => Ok(bucket),
+        Err(_) => js
+            .get_key_value(&name)
+            .await
+            .with_context(|| format!("opening bucket {name}")),
     }
 }
 

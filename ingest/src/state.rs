@@ -1,6 +1,7 @@
 //! What every ingest request handler shares.
 
 use crate::publisher::Publisher;
+use crate::rate_limit::Limiter;
 use shared::keys::KeyDirectory;
 use shared::records::IpHasher;
 use shared::subjects::Subjects;
@@ -17,4 +18,6 @@ pub struct AppState {
     pub subjects: Subjects,
     /// Hashes player IPs before they reach the log.
     pub ip_hasher: IpHasher,
+    /// The plugin quota, shared across replicas.
+    pub limiter: Arc<Limiter>,
 }

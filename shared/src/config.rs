@@ -48,7 +48,8 @@ where
 pub struct CommonConfig {
     /// `NATS_URL` (default `nats://127.0.0.1:4222`).
     pub nats_url: String,
-    /// `EVENT_STREAM`, `SUBJECT_PREFIX`, `STREAM_REPLICAS`, `DUPLICATE_WINDOW_SECS`, `KEY_BUCKET`.
+    /// `EVENT_STREAM`, `SUBJECT_PREFIX`, `STREAM_REPLICAS`, `DUPLICATE_WINDOW_SECS`, `KEY_BUCKET`,
+    /// `RATE_BUCKET`.
     pub event_log: EventLogConfig,
     /// `ADMIN_KEY`: the operator's secret for the admin API.
     pub admin_key: String,
@@ -81,6 +82,7 @@ impl CommonConfig {
                     defaults.duplicate_window.as_secs(),
                 )?),
                 key_bucket: or_default("KEY_BUCKET", defaults.key_bucket)?,
+                rate_bucket: or_default("RATE_BUCKET", defaults.rate_bucket)?,
             },
             admin_key: required("ADMIN_KEY")?,
             log_format: LogFormat::parse(&or_default("LOG_FORMAT", "pretty".to_owned())?),

@@ -22,6 +22,8 @@ pub struct EventLogConfig {
     pub duplicate_window: Duration,
     /// KV bucket holding the hashes of live API keys.
     pub key_bucket: String,
+    /// KV bucket (in memory) holding every client's rate-limit window, shared by replicas.
+    pub rate_bucket: String,
 }
 
 impl Default for EventLogConfig {
@@ -32,6 +34,7 @@ impl Default for EventLogConfig {
             replicas: 1,
             duplicate_window: Duration::from_secs(120),
             key_bucket: "GS_KEYS".into(),
+            rate_bucket: "GS_RATES".into(),
         }
     }
 }
@@ -145,6 +148,22 @@ impl EventLogConfig {
             description: "Warden API keys: sha256(secret) -> key entry".into(),
             history: 1,
             storage: stream::StorageType::File,
+            num_replicas: self.replicas,
+            ..Default::default()
+        }
+    }
+}
+
+impl EventLogConfig {
+    /// The rate-limit bucket: memory storage (losing it on a broker restart only forgets the
+    /// last minute's counts) and entries that expire a little after the window.
+    pub fn rate_bucket_config(&self) -> kv::Config {
+        kv::Config {
+            bucket: self.rate_bucket.clone(),
+            description: "Warden rate limits: client -> requests accepted in the last 60 s".into(),
+            history: 1,
+            max_age: Duration::from_secs(65),
+            storage: stream::StorageType::Memory,
             num_replicas: self.replicas,
             ..Default::default()
         }

@@ -73,6 +73,46 @@ pub struct Decision {
     pub retry_after_secs: Option<u64>,
 }
 
+impl Decision {
+    /// Writes `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (and `Retry-After`
+    /// when refused) into `headers`.
+    pub fn apply_headers(&self, headers: &mut axum::http::HeaderMap) {
+        use axum::http::HeaderValue;
+        headers.insert("ratelimit-limit", HeaderValue::from(self.limit));
+        headers.insert("ratelimit-remaining", HeaderValue::from(self.remaining));
+        headers.insert("ratelimit-reset", HeaderValue::from(self.reset_secs));
+        if let Some(wait) = self.retry_after_secs {
+            headers.insert(axum::http::header::RETRY_AFTER, HeaderValue::from(wait));
+        }
+    }
+
+    /// The 429 response for a refused request.
+    pub fn refusal(&self) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let wait = self.retry_after_secs.unwrap_or(1);
+        let mut response = crate::problem::Problem::new(
+            axum::http::StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "Too many requests",
+            format!(
+                "this client may send {} requests in any 60 seconds; retry after {wait} s",
+                self.limit
+            ),
+        )
+        .into_response();
+        self.apply_headers(response.headers_mut());
+        response
+    }
+}
+
+/// The current time in Unix milliseconds.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 /// The accepted requests of one client in the current window, oldest first (Unix ms).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WindowLog(Vec<u64>);
@@ -95,6 +135,11 @@ impl WindowLog {
     /// The stored form.
     pub fn encode(&self) -> Vec<u8> {
         self.0.iter().flat_map(|t| t.to_le_bytes()).collect()
+    }
+
+    /// True when no entry is left in the window at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.0.last().is_none_or(|&t| t + WINDOW_MS <= now_ms)
     }
 
     /// Decides a request at `now_ms` against `limit`, recording it when admitted.

@@ -49,6 +49,7 @@ impl TestIngest {
             stream: format!("T_{}", Uuid::new_v4().simple()),
             subject_prefix: format!("t{}", Uuid::new_v4().simple()),
             key_bucket: format!("K_{}", Uuid::new_v4().simple()),
+            rate_bucket: format!("R_{}", Uuid::new_v4().simple()),
             ..EventLogConfig::default()
         };
         let admin_key = generate_secret(KeyKind::Admin);

@@ -6,4 +6,5 @@
 mod auth;
 mod helpers;
 mod log_failures;
+mod rate_limits;
 mod writes;

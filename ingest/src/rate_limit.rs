@@ -1,0 +1,100 @@
+//! The plugin quota (1,000 requests per rolling minute per plugin key), counted in the shared
+//! rate-limit bucket so it holds however many ingest replicas run.
+//!
+//! When the bucket cannot answer in time (NATS down or slow), each replica falls back to an
+//! exact window of its own: writes keep flowing (they need NATS anyway, and get a 503 without
+//! it), and the limit then holds per replica instead of across them. The fallback is counted
+//! in `rate_limit_fallback_total`.
+
+use async_nats::jetstream::kv;
+use shared::rate_limit::{Decision, Quota, WindowLog, WindowStore, admit, now_ms};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How long a rate-limit decision may wait for the shared bucket.
+const STORE_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// Decides requests against the shared windows, with a local fallback.
+pub struct Limiter {
+    store: KvWindows,
+    fallback: Mutex<HashMap<String, WindowLog>>,
+}
+
+impl Limiter {
+    /// A limiter over the rate-limit bucket.
+    pub fn new(bucket: kv::Store) -> Self {
+        Self {
+            store: KvWindows(bucket),
+            fallback: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Decides one request of `client` under `quota`.
+    pub async fn check(&self, quota: Quota, client: &str) -> Decision {
+        let decision =
+            match tokio::time::timeout(STORE_TIMEOUT, admit(&self.store, quota, client, now_ms))
+                .await
+            {
+                Ok(Ok(decision)) => decision,
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "rate-limit bucket failed; counting locally");
+                    self.local(quota, client)
+                }
+                Err(_) => {
+                    tracing::warn!("rate-limit bucket timed out; counting locally");
+                    self.local(quota, client)
+                }
+            };
+        if !decision.allowed {
+            metrics::counter!("rate_limit_rejections_total", "quota" => format!("{quota:?}"))
+                .increment(1);
+        }
+        decision
+    }
+
+    fn local(&self, quota: Quota, client: &str) -> Decision {
+        metrics::counter!("rate_limit_fallback_total").increment(1);
+        let mut windows = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+        let now = now_ms();
+        if windows.len() > 100_000 {
+            windows.retain(|_, log| !log.is_expired(now));
+        }
+        windows
+            .entry(quota.store_key(client))
+            .or_default()
+            .admit(quota.limit(), now)
+    }
+}
+
+/// The rate-limit bucket as a [`WindowStore`].
+struct KvWindows(kv::Store);
+
+impl WindowStore for KvWindows {
+    type Error = String;
+
+    async fn load(&self, key: &str) -> Result<Option<(Vec<u8>, u64)>, String> {
+        match self.0.entry(key).await.map_err(|e| e.to_string())? {
+            Some(entry) if entry.operation == kv::Operation::Put => {
+                Ok(Some((entry.value.to_vec(), entry.revision)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    async fn create(&self, key: &str, value: Vec<u8>) -> Result<bool, String> {
+        match self.0.create(key, value.into()).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    async fn update(&self, key: &str, value: Vec<u8>, revision: u64) -> Result<bool, String> {
+        match self.0.update(key, value.into(), revision).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
