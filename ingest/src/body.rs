@@ -5,22 +5,11 @@ use axum::body::{Body, Bytes};
 use axum::http::HeaderMap;
 use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
 use flate2::read::GzDecoder;
+use shared::problem::is_json_media_type;
 use std::io::Read;
 
 /// Largest body, after decompression (contract §1).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// True for `application/json` (any parameters) and `application/*+json`.
-fn is_json(content_type: &str) -> bool {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
-}
 
 /// Checks the content type, then reads and (if gzipped) inflates the body within the limit.
 pub async fn read_json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, IngestError> {
@@ -28,7 +17,7 @@ pub async fn read_json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, In
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if !is_json(content_type) {
+    if !is_json_media_type(content_type) {
         return Err(IngestError::UnsupportedMediaType);
     }
     let encoding = headers
@@ -68,19 +57,4 @@ pub async fn read_json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, In
         )));
     }
     Ok(inflated.into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_json;
-
-    #[test]
-    fn json_content_types() {
-        assert!(is_json("application/json"));
-        assert!(is_json("Application/JSON; charset=utf-8"));
-        assert!(is_json("application/problem+json"));
-        assert!(!is_json("text/plain"));
-        assert!(!is_json(""));
-        assert!(!is_json("application/jsonx"));
-    }
 }

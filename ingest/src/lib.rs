@@ -11,7 +11,6 @@ pub mod config;
 pub mod decode;
 pub mod error;
 pub mod publisher;
-pub mod rate_limit;
 pub mod routes;
 pub mod startup;
 pub mod state;

@@ -1,7 +1,7 @@
 //! The ingest service: `ingest` (configuration from the environment; see README).
 
 use ingest::{App, Config};
-use shared::shutdown::cancel_on_signal;
+use shared::shutdown::run_until_signal;
 use shared::telemetry::init_tracing;
 use tokio_util::sync::CancellationToken;
 
@@ -12,6 +12,8 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let app = App::build(config, shutdown.clone()).await?;
     tracing::info!(addr = %app.local_addr(), "ingest listening");
-    tokio::spawn(cancel_on_signal(shutdown.clone()));
-    app.run_until_stopped(shutdown).await
+    let running = app.run_until_stopped(shutdown.clone());
+    run_until_signal(shutdown, running)
+        .await
+        .unwrap_or_else(|| Err(anyhow::anyhow!("did not stop within the shutdown deadline")))
 }

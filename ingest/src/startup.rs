@@ -3,7 +3,6 @@
 use crate::auth::sync_keys;
 use crate::config::Config;
 use crate::publisher::Publisher;
-use crate::rate_limit::Limiter;
 use crate::routes;
 use crate::state::AppState;
 use anyhow::Context;
@@ -12,6 +11,7 @@ use axum::Router;
 use serde_json::json;
 use shared::health::{Readiness, finish_router, ops_router};
 use shared::keys::KeyDirectory;
+use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -3,11 +3,7 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use projector::{App, Config};
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-/// How long a graceful shutdown may take before the process exits anyway.
-const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
 
 #[derive(Parser)]
 #[command(about = "Folds the Warden event log into PostgreSQL read models")]
@@ -47,33 +43,7 @@ async fn run() -> anyhow::Result<()> {
 
     let shutdown = CancellationToken::new();
     let running = app.run_until_stopped(shutdown.clone());
-    tokio::pin!(running);
-    tokio::select! {
-        result = &mut running => return result,
-        () = shutdown_signal() => tracing::info!("shutting down"),
-    }
-    shutdown.cancel();
-    tokio::time::timeout(SHUTDOWN_DEADLINE, running)
+    shared::shutdown::run_until_signal(shutdown, running)
         .await
         .context("the projector did not stop within the shutdown deadline")?
-}
-
-async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
 }

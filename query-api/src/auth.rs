@@ -4,18 +4,20 @@
 //! bad key gets its 401/403 before its body is looked at (contract §2's check order).
 
 use crate::error::ApiError;
+use crate::rate_limit::enforce;
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use chrono::Utc;
 use shared::keys::{AuthError, Caller, KeyDirectory, KeyKind};
+use shared::rate_limit::{Limiter, Quota};
 use std::sync::Arc;
 
 /// A request made with the operator's admin key.
 #[derive(Debug, Clone, Copy)]
 pub struct AdminCaller(pub Caller);
 
-/// A request made with a dashboard key; `.0.account_id` scopes every read.
+/// A request made with a dashboard key, within its quota; `.0.account_id` scopes every read.
 #[derive(Debug, Clone, Copy)]
 pub struct DashboardCaller(pub Caller);
 
@@ -55,12 +57,22 @@ where
 impl<S> FromRequestParts<S> for DashboardCaller
 where
     Arc<KeyDirectory>: FromRef<S>,
+    Arc<Limiter>: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let directory = Arc::<KeyDirectory>::from_ref(state);
-        authenticate(parts, &directory, KeyKind::Dashboard).map(DashboardCaller)
+        let caller = authenticate(parts, &directory, KeyKind::Dashboard)?;
+        let limiter = Arc::<Limiter>::from_ref(state);
+        enforce(
+            parts,
+            &limiter,
+            Quota::Dashboard,
+            &caller.key_id.to_string(),
+        )
+        .await?;
+        Ok(DashboardCaller(caller))
     }
 }

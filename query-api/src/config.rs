@@ -1,6 +1,7 @@
 //! The service's settings, read from the environment.
 
-use shared::config::{CommonConfig, or_default, required};
+use shared::config::{CommonConfig, ConfigError, or_default, required};
+use shared::rate_limit::TrustedProxy;
 use std::net::SocketAddr;
 
 /// Where query-api listens and what it connects to.
@@ -12,6 +13,9 @@ pub struct Config {
     pub bind_addr: SocketAddr,
     /// `DATABASE_URL`: the PostgreSQL the projector writes.
     pub database_url: String,
+    /// `TRUSTED_PROXIES`: comma-separated addresses or CIDRs whose `X-Forwarded-For` names
+    /// the client for the public quota (default none: the socket peer is the client).
+    pub trusted_proxies: Vec<TrustedProxy>,
 }
 
 /// The default listen address.
@@ -25,8 +29,22 @@ impl Config {
             common: CommonConfig::from_env()?,
             bind_addr: or_default("BIND_ADDR", DEFAULT_BIND_ADDR)?,
             database_url: required("DATABASE_URL")?,
+            trusted_proxies: trusted_proxies()?,
         })
     }
+}
+
+fn trusted_proxies() -> Result<Vec<TrustedProxy>, ConfigError> {
+    let list: String = or_default("TRUSTED_PROXIES", String::new())?;
+    list.split(',')
+        .filter(|item| !item.trim().is_empty())
+        .map(|item| {
+            item.parse().map_err(|reason| ConfigError::Invalid {
+                name: "TRUSTED_PROXIES",
+                reason,
+            })
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for Config {
@@ -36,6 +54,7 @@ impl std::fmt::Debug for Config {
             .field("common", &self.common)
             .field("bind_addr", &self.bind_addr)
             .field("database_url", &"<redacted>")
+            .field("trusted_proxies", &self.trusted_proxies)
             .finish()
     }
 }

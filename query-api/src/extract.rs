@@ -27,20 +27,10 @@ pub struct OptionalApiJson<T>(pub T);
 pub struct ApiPath<T>(pub T);
 
 fn is_json(headers: &HeaderMap) -> bool {
-    let Some(value) = headers
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+        .is_some_and(shared::problem::is_json_media_type)
 }
 
 fn body_rejection(rejection: BytesRejection) -> ApiError {

@@ -8,6 +8,7 @@ pub mod error;
 pub mod extract;
 pub mod fanout;
 pub mod key_store;
+pub mod rate_limit;
 pub mod routes;
 pub mod startup;
 pub mod state;

@@ -19,10 +19,8 @@ async fn serve() -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let app = App::build(config, shutdown.clone()).await?;
     tracing::info!(addr = %app.local_addr(), "query-api listening");
-    let signal = shutdown.clone();
-    tokio::spawn(async move {
-        query_api::startup::shutdown_signal().await;
-        signal.cancel();
-    });
-    app.run_until_stopped(shutdown).await
+    let running = app.run_until_stopped(shutdown.clone());
+    shared::shutdown::run_until_signal(shutdown, running)
+        .await
+        .unwrap_or_else(|| Err(anyhow::anyhow!("did not stop within the shutdown deadline")))
 }

@@ -11,6 +11,7 @@ use serde_json::json;
 use shared::event_log::EventLogConfig;
 use shared::health::{Readiness, finish_router, ops_router};
 use shared::keys::KeyDirectory;
+use shared::rate_limit::Limiter;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
@@ -43,6 +44,7 @@ impl QueryApi {
         let js = jetstream::new(nats.clone());
         check_event_stream(&js, &config.common.event_log).await?;
         let bucket = key_bucket(&js, &config.common.event_log).await?;
+        let rates = open_bucket(&js, config.common.event_log.rate_bucket_config()).await?;
 
         let key_store = KeyStore::new(pool.clone(), bucket.clone());
         let reconciled = key_store
@@ -70,6 +72,8 @@ impl QueryApi {
             key_store,
             live,
             shutdown,
+            limiter: Arc::new(Limiter::new(rates)),
+            trusted_proxies: config.trusted_proxies.clone().into(),
         });
         Ok(QueryApi { api, readiness })
     }
@@ -104,12 +108,21 @@ pub async fn key_bucket(
     js: &jetstream::Context,
     cfg: &EventLogConfig,
 ) -> anyhow::Result<kv::Store> {
-    match js.get_key_value(&cfg.key_bucket).await {
+    open_bucket(js, cfg.key_bucket_config()).await
+}
+
+/// Opens a KV bucket, creating it when it does not exist yet (another service may race us).
+async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> anyhow::Result<kv::Store> {
+    if let Ok(bucket) = js.get_key_value(&config.bucket).await {
+        return Ok(bucket);
+    }
+    let name = config.bucket.clone();
+    match js.create_key_value(config).await {
         Ok(bucket) => Ok(bucket),
         Err(_) => js
-            .create_key_value(cfg.key_bucket_config())
+            .get_key_value(&name)
             .await
-            .with_context(|| format!("creating the key bucket '{}'", cfg.key_bucket)),
+            .with_context(|| format!("opening the bucket '{name}'")),
     }
 }
 
@@ -172,7 +185,10 @@ impl App {
 
     /// Serves until `shutdown`, then gives in-flight requests [`SHUTDOWN_DEADLINE`] to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let server = axum::serve(self.listener, self.router)
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let server = axum::serve(self.listener, service)
             .with_graceful_shutdown(shutdown.clone().cancelled_owned());
         tokio::select! {
             served = server => served.context("serving HTTP"),
@@ -184,29 +200,5 @@ impl App {
                 Ok(())
             }
         }
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
     }
 }

@@ -4,6 +4,7 @@ use crate::fanout::LiveEvents;
 use crate::key_store::KeyStore;
 use axum::extract::FromRef;
 use shared::keys::KeyDirectory;
+use shared::rate_limit::{Limiter, TrustedProxy};
 use sqlx::PgPool;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +22,22 @@ pub struct AppState {
     pub live: LiveEvents,
     /// Cancelled at shutdown: ends every open stream.
     pub shutdown: CancellationToken,
+    /// The dashboard and public quotas, shared across replicas.
+    pub limiter: Arc<Limiter>,
+    /// Proxies whose `X-Forwarded-For` names the public client.
+    pub trusted_proxies: Arc<[TrustedProxy]>,
+}
+
+impl FromRef<AppState> for Arc<[TrustedProxy]> {
+    fn from_ref(state: &AppState) -> Self {
+        state.trusted_proxies.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<Limiter> {
+    fn from_ref(state: &AppState) -> Self {
+        state.limiter.clone()
+    }
 }
 
 impl FromRef<AppState> for Arc<KeyDirectory> {

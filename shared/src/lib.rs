@@ -1,7 +1,10 @@
 //! Warden's shared vocabulary: domain types with validation, the versioned event envelope,
 //! the subject scheme, key handling, problem details and telemetry set-up.
 //!
-//! Nothing here does I/O; the services own their connections.
+//! Nothing here opens a connection, spawns a task or reads a file: the services own their
+//! connections. The one piece that calls out is the rate limiter, and only through the KV
+//! bucket handle a service passes in, because ingest and query-api must count against the
+//! same windows.
 
 pub mod config;
 pub mod envelope;

@@ -217,6 +217,19 @@ impl IntoResponse for Problem {
     }
 }
 
+/// True when a `Content-Type` value is JSON: `application/json` (any parameters) or
+/// `application/*+json`. Anything else on a body-carrying request is a 415.
+pub fn is_json_media_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
 /// Fallback for unknown paths: 404 problem details.
 pub async fn unknown_path() -> Problem {
     Problem::not_found("no such path; see /api/docs for the API reference")
@@ -230,6 +243,16 @@ pub async fn wrong_method() -> Problem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_media_types() {
+        assert!(is_json_media_type("application/json"));
+        assert!(is_json_media_type("Application/JSON; charset=utf-8"));
+        assert!(is_json_media_type("application/problem+json"));
+        assert!(!is_json_media_type("text/plain"));
+        assert!(!is_json_media_type(""));
+        assert!(!is_json_media_type("application/jsonx"));
+    }
 
     #[test]
     fn problem_body_has_the_contract_fields() {

@@ -2,7 +2,7 @@
 //! Chromium through the page against a running stack (filters, live events, pause, funnel).
 //! `./deploy/test.sh` installs chromium and the script's npm dependencies first.
 
-use pipeline_tests::{TestStack, eventually};
+use pipeline_tests::TestStack;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -85,18 +85,15 @@ async fn the_events_page_filters_streams_live_and_builds_a_funnel_in_a_real_brow
     // Markup in event data must show as text.
     let probe = json!({"html": "<img id=\"pwned\" src=\"x\">", "nested": {"level": 2.50}});
     post_event(&stack, key, PLAYER_B, "xss_probe", probe).await;
-    let projected = eventually(Duration::from_secs(10), || async {
-        let (status, page) = stack
-            .call(Method::GET, "/api/v1/events", &account.dashboard_key, None)
-            .await;
-        let count = page["items"].as_array().map_or(0, Vec::len);
-        (status == 200 && count >= 4).then_some(())
-    })
-    .await;
-    assert!(
-        projected.is_some(),
-        "the seeded events were never projected"
-    );
+    stack
+        .projected()
+        .await
+        .expect("the seeded events are projected");
+    let (status, page) = stack
+        .call(Method::GET, "/api/v1/events", &account.dashboard_key, None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(page["items"].as_array().map_or(0, Vec::len), 4, "{page}");
 
     let page = stack
         .http

@@ -1,20 +1,22 @@
-use pipeline_tests::{TestStack, eventually};
+use pipeline_tests::TestStack;
 use reqwest::Method;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 const SERVER: &str = "7d6b4c0e-1d1f-4f7e-9a53-8c1f3f3c2a10";
 const PLAYER: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 
 async fn events(stack: &TestStack, key: &str, query: &str, want: usize) -> Vec<Value> {
-    let path = format!("/api/v1/events?{query}");
-    eventually(Duration::from_secs(10), || async {
-        let (status, body) = stack.call(Method::GET, &path, key, None).await;
-        let items = body["items"].as_array().cloned().unwrap_or_default();
-        (status == 200 && items.len() >= want).then_some(items)
-    })
-    .await
-    .unwrap_or_else(|| panic!("{want} events never appeared for ?{query}"))
+    stack.projected().await.expect("the projector catches up");
+    let (status, body) = stack
+        .call(Method::GET, &format!("/api/v1/events?{query}"), key, None)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let items = body["items"].as_array().cloned().unwrap_or_default();
+    assert!(
+        items.len() >= want,
+        "{want} events expected for ?{query}, got {items:?}"
+    );
+    items
 }
 
 #[tokio::test]

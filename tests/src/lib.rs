@@ -26,6 +26,8 @@ pub struct TestStack {
     pub db: TestDb,
     /// HTTP client.
     pub http: reqwest::Client,
+    /// The stack's event log (stream and bucket names).
+    pub event_log: EventLogConfig,
     shutdown: CancellationToken,
 }
 
@@ -47,14 +49,16 @@ impl TestStack {
         let nats = NatsServer::start().await?;
         let db = TestDb::create().await?;
         let admin_key = generate_secret(KeyKind::Admin);
+        let event_log = EventLogConfig {
+            stream: format!("T_{}", Uuid::new_v4().simple()),
+            subject_prefix: format!("t{}", Uuid::new_v4().simple()),
+            key_bucket: format!("K_{}", Uuid::new_v4().simple()),
+            rate_bucket: format!("R_{}", Uuid::new_v4().simple()),
+            ..EventLogConfig::default()
+        };
         let common = CommonConfig {
             nats_url: nats.url(),
-            event_log: EventLogConfig {
-                stream: format!("T_{}", Uuid::new_v4().simple()),
-                subject_prefix: format!("t{}", Uuid::new_v4().simple()),
-                key_bucket: format!("K_{}", Uuid::new_v4().simple()),
-                ..EventLogConfig::default()
-            },
+            event_log: event_log.clone(),
             admin_key: admin_key.clone(),
             log_format: LogFormat::Pretty,
         };
@@ -77,6 +81,7 @@ impl TestStack {
                 common,
                 bind_addr: any_port,
                 database_url: db.url.clone(),
+                trusted_proxies: Vec::new(),
             },
             bind_addr: any_port,
         };
@@ -90,6 +95,7 @@ impl TestStack {
             nats,
             db,
             http: reqwest::Client::new(),
+            event_log,
             shutdown,
         };
         test_stack.wait_ready().await?;
@@ -104,6 +110,32 @@ impl TestStack {
         })
         .await
         .ok_or_else(|| anyhow::anyhow!("stack not ready within 20 s"))
+    }
+
+    /// Waits until every read model has applied everything in the log so far: after it, a
+    /// read reflects every acknowledged write. Polls PostgreSQL and NATS, not the HTTP API, so
+    /// it spends no rate-limit quota.
+    pub async fn projected(&self) -> anyhow::Result<()> {
+        let client = async_nats::connect(self.nats.url()).await?;
+        let mut stream = async_nats::jetstream::new(client)
+            .get_stream(&self.event_log.stream)
+            .await?;
+        let last = i64::try_from(stream.info().await?.state.last_sequence)?;
+        let caught_up = eventually(Duration::from_secs(15), || async {
+            let applied: Option<i64> =
+                sqlx::query_scalar("SELECT min(last_sequence) FROM projection_checkpoints")
+                    .fetch_one(&self.db.pool)
+                    .await
+                    .ok()
+                    .flatten();
+            applied.filter(|applied| *applied >= last)
+        })
+        .await;
+        anyhow::ensure!(
+            caught_up.is_some(),
+            "the projector did not reach sequence {last} within 15 s"
+        );
+        Ok(())
     }
 
     /// Sends a request with a key and a JSON body; returns the status and JSON body.
@@ -186,7 +218,20 @@ impl Drop for TestStack {
 }
 
 /// Polls `check` every 20 ms until it returns `Some`, or `None` after `deadline`.
-pub async fn eventually<T, F, Fut>(deadline: Duration, mut check: F) -> Option<T>
+pub async fn eventually<T, F, Fut>(deadline: Duration, check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    eventually_every(deadline, Duration::from_millis(20), check).await
+}
+
+/// Polls `check` every `interval` until it returns `Some`, or `None` after `deadline`.
+pub async fn eventually_every<T, F, Fut>(
+    deadline: Duration,
+    interval: Duration,
+    mut check: F,
+) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -199,6 +244,6 @@ where
         if tokio::time::Instant::now() >= until {
             return None;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(interval).await;
     }
 }

@@ -1,6 +1,6 @@
 //! `stack`: the whole service in one process, as `./deploy/up.sh` runs it.
 
-use shared::shutdown::cancel_on_signal;
+use shared::shutdown::run_until_signal;
 use shared::telemetry::init_tracing;
 use stack::{Stack, StackConfig};
 use tokio_util::sync::CancellationToken;
@@ -12,6 +12,8 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let stack = Stack::build(config, shutdown.clone()).await?;
     tracing::info!(base_url = %format!("http://{}", stack.local_addr()), "warden stack listening");
-    tokio::spawn(cancel_on_signal(shutdown.clone()));
-    stack.run_until_stopped(shutdown).await
+    let running = stack.run_until_stopped(shutdown.clone());
+    run_until_signal(shutdown, running)
+        .await
+        .unwrap_or_else(|| Err(anyhow::anyhow!("did not stop within the shutdown deadline")))
 }

@@ -87,7 +87,7 @@ pub async fn chatlog(
         .await?;
     let (items, next_cursor) = page.finish(rows, |c| HistoryCursor {
         at: c.sent_at,
-        id: c.id,
+        key: c.id,
     });
     Ok(Json(ChatLogPage { items, next_cursor }))
 }

@@ -112,9 +112,9 @@ pub async fn list_events(
     }
     if let Some(cursor) = filter.cursor {
         sql.push(" AND (occurred_at, seq) < (")
-            .push_bind(cursor.occurred_at)
+            .push_bind(cursor.at)
             .push(", ")
-            .push_bind(cursor.seq)
+            .push_bind(cursor.key)
             .push(")");
     }
     // One row past the page says whether there is a next page.
@@ -128,8 +128,8 @@ pub async fn list_events(
     rows.truncate(usize::try_from(filter.limit).unwrap_or(0));
     let next_cursor = more.then(|| rows.last()).flatten().map(|last| {
         Cursor {
-            occurred_at: last.occurred_at,
-            seq: last.seq,
+            at: last.occurred_at,
+            key: last.seq,
         }
         .encode()
     });

@@ -3,6 +3,7 @@
 use crate::auth::AdminCaller;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
+use crate::rate_limit::PublicClient;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::{get, put};
@@ -131,7 +132,10 @@ pub async fn put_rates(
 /// The current exchange rates, GBP base (no key needed).
 #[utoipa::path(get, path = "/api/public/exchange-rates", tag = "public",
     responses((status = 200, description = "Current rates", body = ExchangeRates)))]
-pub async fn public_rates(State(state): State<AppState>) -> Result<Json<ExchangeRates>, ApiError> {
+pub async fn public_rates(
+    _: PublicClient,
+    State(state): State<AppState>,
+) -> Result<Json<ExchangeRates>, ApiError> {
     read_rates(&state).await.map(Json)
 }
 

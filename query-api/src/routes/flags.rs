@@ -101,7 +101,7 @@ pub async fn list_flags(
     let rows = fetch(&state.pool, caller.account_id, player, &page).await?;
     let (items, next_cursor) = page.finish(rows, |f| HistoryCursor {
         at: f.flagged_at,
-        id: f.id,
+        key: f.id,
     });
     Ok(Json(FlagPage { items, next_cursor }))
 }

@@ -2,42 +2,14 @@
 //! account seen the player" check, and keyset paging with `?limit` and `?cursor`.
 
 use crate::error::ApiError;
-use chrono::{DateTime, Utc};
 use shared::validation::FieldErrors;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-/// Default page size.
-pub const DEFAULT_LIMIT: i64 = 50;
-/// Largest page size.
-pub const MAX_LIMIT: i64 = 500;
+pub use super::paging::{DEFAULT_LIMIT, MAX_LIMIT};
 
-/// Where a page ends: the last item's time and id (the lists are ordered by both, descending).
-///
-/// Encoded as `<time in Unix microseconds>_<id>`; clients treat it as opaque.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HistoryCursor {
-    /// The last item's time (microsecond precision, like PostgreSQL).
-    pub at: DateTime<Utc>,
-    /// The last item's id.
-    pub id: Uuid,
-}
-
-impl HistoryCursor {
-    /// The text form.
-    pub fn encode(&self) -> String {
-        format!("{}_{}", self.at.timestamp_micros(), self.id)
-    }
-
-    /// Reads the text form; `None` when it is not one.
-    pub fn parse(text: &str) -> Option<HistoryCursor> {
-        let (micros, id) = text.split_once('_')?;
-        Some(HistoryCursor {
-            at: DateTime::from_timestamp_micros(micros.parse().ok()?)?,
-            id: Uuid::parse_str(id).ok()?,
-        })
-    }
-}
+/// Where a history page ends: the last item's time and id.
+pub type HistoryCursor = super::paging::KeysetCursor<Uuid>;
 
 /// `?limit` (1..=500, default 50) and `?cursor` of a history list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +70,7 @@ impl PageRequest {
             sql.push(format!(" AND ({time}, {id}) < ("))
                 .push_bind(cursor.at)
                 .push(", ")
-                .push_bind(cursor.id)
+                .push_bind(cursor.key)
                 .push(")");
         }
         sql.push(format!(" ORDER BY {time} DESC, {id} DESC LIMIT "))
@@ -147,6 +119,7 @@ pub fn player_not_found(player: Uuid) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::DateTime;
 
     fn field_codes(query: &str) -> Vec<(String, String)> {
         match PageRequest::parse(query) {
@@ -161,7 +134,7 @@ mod tests {
     fn cursor_round_trips() {
         let cursor = HistoryCursor {
             at: DateTime::from_timestamp_micros(1_735_689_600_123_456).expect("valid"),
-            id: Uuid::nil(),
+            key: Uuid::nil(),
         };
         assert_eq!(
             cursor.encode(),
@@ -203,7 +176,7 @@ mod tests {
         let page = PageRequest::parse("limit=2")?;
         let at = |i: i64| HistoryCursor {
             at: DateTime::from_timestamp_micros(i).expect("valid"),
-            id: Uuid::nil(),
+            key: Uuid::nil(),
         };
         let (items, next) = page.finish(vec![3, 2, 1], |i| at(*i));
         assert_eq!((items, next), (vec![3, 2], Some(at(2).encode())));

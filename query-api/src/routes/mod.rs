@@ -13,6 +13,7 @@ pub mod funnels;
 pub mod history;
 pub mod liveness;
 pub mod openapi;
+pub mod paging;
 pub mod players;
 pub mod punishments;
 pub mod reviews;
@@ -20,9 +21,11 @@ pub mod servers;
 pub mod staff;
 
 use crate::extract::MAX_BODY_BYTES;
+use crate::rate_limit::rate_limit_headers;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::middleware;
 
 /// The API routes with `state` applied (no ops routes, no fallbacks).
 pub fn router(state: AppState) -> Router {
@@ -45,4 +48,5 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
         .merge(openapi::router())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(rate_limit_headers))
 }

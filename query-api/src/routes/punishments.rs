@@ -129,7 +129,7 @@ pub async fn list_punishments(
     let rows = fetch(&state.pool, caller.account_id, player, &page).await?;
     let (items, next_cursor) = page.finish(rows, |p| HistoryCursor {
         at: p.issued_at,
-        id: p.id,
+        key: p.id,
     });
     Ok(Json(PunishmentPage { items, next_cursor }))
 }

@@ -3,6 +3,7 @@
 use crate::auth::AdminCaller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath};
+use crate::rate_limit::PublicClient;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -253,6 +254,7 @@ pub async fn delete_review(
 #[utoipa::path(get, path = "/api/public/reviews", tag = "public",
     responses((status = 200, description = "Published reviews, newest first", body = PublicReviewList)))]
 pub async fn public_reviews(
+    _: PublicClient,
     State(state): State<AppState>,
 ) -> Result<Json<PublicReviewList>, ApiError> {
     let items = sqlx::query_as::<_, PublicReview>(

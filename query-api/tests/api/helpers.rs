@@ -83,6 +83,7 @@ impl TestApp {
             },
             bind_addr: "127.0.0.1:0".parse()?,
             database_url: db.url.clone(),
+            trusted_proxies: Vec::new(),
         };
         let client = reqwest::Client::new();
         let (addr, shutdown) = start(config.clone(), &client).await?;

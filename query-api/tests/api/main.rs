@@ -11,5 +11,6 @@ mod keys;
 mod openapi;
 mod players;
 mod public;
+mod rate_limits;
 mod read_models;
 mod roster;

@@ -5,39 +5,13 @@ use chrono::{DateTime, Utc};
 use shared::validation::FieldErrors;
 use uuid::Uuid;
 
-/// Default page size.
-pub const DEFAULT_LIMIT: i64 = 50;
-/// Largest page size.
-pub const MAX_LIMIT: i64 = 500;
+pub use crate::routes::paging::{DEFAULT_LIMIT, MAX_LIMIT};
+
 /// Most `name` filters in one request.
 pub const MAX_NAMES: usize = 50;
 
-/// Where a page ends: the last item's `occurred_at` and `seq`.
-///
-/// Encoded as `<occurred_at in Unix microseconds>_<seq>`; clients treat it as opaque.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cursor {
-    /// The last item's time (microsecond precision, like PostgreSQL).
-    pub occurred_at: DateTime<Utc>,
-    /// The last item's log position.
-    pub seq: i64,
-}
-
-impl Cursor {
-    /// The text form.
-    pub fn encode(&self) -> String {
-        format!("{}_{}", self.occurred_at.timestamp_micros(), self.seq)
-    }
-
-    /// Reads the text form; `None` when it is not one.
-    pub fn parse(text: &str) -> Option<Cursor> {
-        let (micros, seq) = text.split_once('_')?;
-        Some(Cursor {
-            occurred_at: DateTime::from_timestamp_micros(micros.parse().ok()?)?,
-            seq: seq.parse().ok()?,
-        })
-    }
-}
+/// Where an events page ends: the last item's `occurred_at` and `seq`.
+pub type Cursor = crate::routes::paging::KeysetCursor<i64>;
 
 /// The filters of one events query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,8 +154,8 @@ mod tests {
     #[test]
     fn cursor_round_trips() {
         let cursor = Cursor {
-            occurred_at: DateTime::from_timestamp_micros(1_735_689_600_123_456).expect("valid"),
-            seq: 42_001,
+            at: DateTime::from_timestamp_micros(1_735_689_600_123_456).expect("valid"),
+            key: 42_001,
         };
         assert_eq!(cursor.encode(), "1735689600123456_42001");
         assert_eq!(Cursor::parse(&cursor.encode()), Some(cursor));

@@ -236,131 +236,74 @@ pub async fn admit<S: WindowStore>(
     })
 }
 
+mod limiter;
+pub use limiter::Limiter;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-    use std::sync::Mutex;
+mod tests;
 
-    #[test]
-    fn the_whole_quota_may_be_spent_at_once_then_the_true_wait_is_given() {
-        let mut log = WindowLog::default();
-        for i in 0..60 {
-            let d = log.admit(60, 1_000_000 + i);
-            assert!(d.allowed);
-            assert_eq!(d.remaining, 59 - i as u32);
-        }
-        let refused = log.admit(60, 1_000_500);
-        assert!(!refused.allowed);
-        // The first request (at 1_000_000) leaves the window at 1_060_000: 59.5 s away.
-        assert_eq!(refused.retry_after_secs, Some(60));
-        // A retry after the advertised wait succeeds.
-        assert!(log.admit(60, 1_000_500 + 60_000).allowed);
+/// A trusted proxy: one address, or a network in CIDR notation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrustedProxy {
+    network: std::net::IpAddr,
+    prefix: u8,
+}
+
+impl std::str::FromStr for TrustedProxy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (address, prefix) = match text.trim().split_once('/') {
+            Some((address, prefix)) => (address, Some(prefix)),
+            None => (text.trim(), None),
+        };
+        let network: std::net::IpAddr = address
+            .parse()
+            .map_err(|_| format!("'{text}' is not an IP address or CIDR"))?;
+        let max = if network.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("'{text}' has a bad prefix length"))?,
+            None => max,
+        };
+        Ok(TrustedProxy { network, prefix })
     }
+}
 
-    #[test]
-    fn never_more_than_n_in_any_rolling_window() {
-        let mut log = WindowLog::default();
-        let mut accepted = Vec::new();
-        // A client hammering every 100 ms for 5 minutes.
-        for step in 0..3000u64 {
-            let now = step * 100;
-            if log.admit(30, now).allowed {
-                accepted.push(now);
-            }
+impl TrustedProxy {
+    /// Whether `ip` is inside this network.
+    pub fn contains(&self, ip: std::net::IpAddr) -> bool {
+        let bits = |ip: std::net::IpAddr| match ip.to_canonical() {
+            std::net::IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32u32),
+            std::net::IpAddr::V6(v6) => (u128::from(v6), 128u32),
+        };
+        let ((net, width), (addr, addr_width)) = (bits(self.network), bits(ip));
+        if width != addr_width {
+            return false;
         }
-        for (i, &start) in accepted.iter().enumerate() {
-            let in_window = accepted[i..]
-                .iter()
-                .take_while(|&&t| t < start + WINDOW_MS)
-                .count();
-            assert!(
-                in_window <= 30,
-                "{in_window} requests in the window starting at {start}"
-            );
-        }
-        // And the quota is actually usable: 30 per minute over 5 minutes.
-        assert_eq!(accepted.len(), 150);
+        let shift = width - u32::from(self.prefix);
+        shift >= width || (net >> shift) == (addr >> shift)
     }
+}
 
-    #[test]
-    fn retry_after_is_rounded_up_and_never_zero() {
-        let mut log = WindowLog::default();
-        assert!(log.admit(1, 10_000).allowed);
-        assert_eq!(log.admit(1, 69_999).retry_after_secs, Some(1));
-        assert_eq!(log.admit(1, 10_001).retry_after_secs, Some(60));
-        assert_eq!(log.admit(1, 68_800).retry_after_secs, Some(2));
+/// The client a public request is counted for: the socket peer, or, only when the peer is a
+/// trusted proxy, the first address of its `X-Forwarded-For`. A client cannot spoof the header
+/// past an untrusted peer.
+pub fn client_ip(
+    peer: std::net::IpAddr,
+    forwarded_for: Option<&str>,
+    trusted: &[TrustedProxy],
+) -> std::net::IpAddr {
+    let peer = peer.to_canonical();
+    if !trusted.iter().any(|proxy| proxy.contains(peer)) {
+        return peer;
     }
-
-    #[test]
-    fn the_log_round_trips() {
-        let mut log = WindowLog::default();
-        log.admit(5, 7);
-        log.admit(5, 9);
-        assert_eq!(WindowLog::decode(&log.encode()), log);
-        assert_eq!(WindowLog::decode(b"junk"), WindowLog::default());
-    }
-
-    #[test]
-    fn store_keys_are_kv_safe() {
-        assert_eq!(Quota::Public.store_key("2001:db8::1"), "public.2001_db8__1");
-        assert_eq!(Quota::Plugin.store_key("0190-ab"), "plugin.0190-ab");
-    }
-
-    /// An in-memory store with compare-and-set, to check the retry loop.
-    #[derive(Default)]
-    struct MemoryStore(Mutex<HashMap<String, (Vec<u8>, u64)>>);
-
-    impl WindowStore for MemoryStore {
-        type Error = String;
-        async fn load(&self, key: &str) -> Result<Option<(Vec<u8>, u64)>, String> {
-            Ok(self.0.lock().map_err(|e| e.to_string())?.get(key).cloned())
-        }
-        async fn create(&self, key: &str, value: Vec<u8>) -> Result<bool, String> {
-            let mut map = self.0.lock().map_err(|e| e.to_string())?;
-            if map.contains_key(key) {
-                return Ok(false);
-            }
-            map.insert(key.to_owned(), (value, 1));
-            Ok(true)
-        }
-        async fn update(&self, key: &str, value: Vec<u8>, revision: u64) -> Result<bool, String> {
-            let mut map = self.0.lock().map_err(|e| e.to_string())?;
-            match map.get(key) {
-                Some((_, current)) if *current == revision => {
-                    map.insert(key.to_owned(), (value, revision + 1));
-                    Ok(true)
-                }
-                _ => Ok(false),
-            }
-        }
-    }
-
-    #[tokio::test]
-    async fn admit_counts_in_the_store_and_refusals_write_nothing() {
-        let store = MemoryStore::default();
-        for _ in 0..30 {
-            assert!(
-                admit(&store, Quota::Public, "1.2.3.4", || 5_000)
-                    .await
-                    .expect("store")
-                    .allowed
-            );
-        }
-        let before = store.0.lock().expect("lock").get("public.1_2_3_4").cloned();
-        let refused = admit(&store, Quota::Public, "1.2.3.4", || 5_000)
-            .await
-            .expect("store");
-        assert!(!refused.allowed);
-        assert_eq!(
-            store.0.lock().expect("lock").get("public.1_2_3_4").cloned(),
-            before
-        );
-        assert!(
-            admit(&store, Quota::Public, "5.6.7.8", || 5_000)
-                .await
-                .expect("store")
-                .allowed
-        );
-    }
+    forwarded_for
+        .and_then(|header| header.split(',').next())
+        .and_then(|first| first.trim().parse::<std::net::IpAddr>().ok())
+        .map(|ip| ip.to_canonical())
+        .unwrap_or(peer)
 }

@@ -1,13 +1,13 @@
-//! The plugin quota (1,000 requests per rolling minute per plugin key), counted in the shared
-//! rate-limit bucket so it holds however many ingest replicas run.
+//! The limiter the services share, over the rate-limit bucket in JetStream KV.
 //!
-//! When the bucket cannot answer in time (NATS down or slow), each replica falls back to an
-//! exact window of its own: writes keep flowing (they need NATS anyway, and get a 503 without
-//! it), and the limit then holds per replica instead of across them. The fallback is counted
-//! in `rate_limit_fallback_total`.
+//! Ingest (plugin quota) and query-api (dashboard and public quotas) decide requests against
+//! the same bucket. The bucket handle belongs to the service; this code only calls it. When
+//! the bucket cannot answer in time (NATS down or slow), each replica falls back to an exact
+//! window of its own: requests keep flowing, and the limit then holds per replica instead of
+//! across them. The fallback is counted in `rate_limit_fallback_total`.
 
+use super::{Decision, Quota, WindowLog, WindowStore, admit, now_ms};
 use async_nats::jetstream::kv;
-use shared::rate_limit::{Decision, Quota, WindowLog, WindowStore, admit, now_ms};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -19,6 +19,12 @@ const STORE_TIMEOUT: Duration = Duration::from_millis(250);
 pub struct Limiter {
     store: KvWindows,
     fallback: Mutex<HashMap<String, WindowLog>>,
+}
+
+impl std::fmt::Debug for Limiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limiter").finish_non_exhaustive()
+    }
 }
 
 impl Limiter {
