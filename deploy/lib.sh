@@ -198,6 +198,16 @@ ensure_nats_installed() {
     nats_version_ok || die "$NATS_BIN does not report version v$NATS_SERVER_VERSION: $("$NATS_BIN" --version 2>&1 || true)"
 }
 
+# PyYAML in .local/venv, for deploy/validate_deploy.py (the deployment files' offline checks).
+PYYAML_VERSION="6.0.2"
+ensure_pyyaml_installed() {
+    ensure_nats_installed
+    "$VENV_DIR/bin/python" -c "import yaml" 2>/dev/null && return 0
+    log "installing pyyaml==$PYYAML_VERSION into $VENV_DIR"
+    "$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check "pyyaml==$PYYAML_VERSION" ||
+        die "pip install pyyaml==$PYYAML_VERSION failed"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Ports and secrets
 # ---------------------------------------------------------------------------------------------

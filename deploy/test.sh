@@ -40,6 +40,7 @@ section "install what is missing"
 require_python
 ensure_postgres_installed
 ensure_nats_installed
+ensure_pyyaml_installed
 log "PostgreSQL: $PG_BIN; nats-server: $("$NATS_BIN" --version)"
 ensure_chromium_installed
 ensure_node_installed
@@ -90,6 +91,8 @@ for arg in ${test_args[@]+"${test_args[@]}"}; do
     --) break ;;
     esac
 done
+# Offline checks of deploy/ (Dockerfile, compose, nginx, NATS configs, Kubernetes manifests).
+run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
 run_step "cargo test" cargo test ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
 
 section "summary"

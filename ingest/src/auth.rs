@@ -58,6 +58,7 @@ pub async fn plugin_gate(
         Ok(caller) => caller,
         Err(error) => return Problem::from_auth(error, KeyKind::Plugin).into_response(),
     };
+    state.key_usage.record(caller.key_id, Utc::now());
     let decision = state
         .limiter
         .check(Quota::Plugin, &caller.key_id.to_string())

@@ -7,12 +7,18 @@ use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
 use flate2::read::GzDecoder;
 use shared::problem::is_json_media_type;
 use std::io::Read;
+use std::time::Duration;
 
 /// Largest body, after decompression (contract §1).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// Checks the content type, then reads and (if gzipped) inflates the body within the limit.
-pub async fn read_json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, IngestError> {
+/// Checks the content type, then reads and (if gzipped) inflates the body within the size
+/// limit and within `read_timeout` (a body trickled in slower than that is a 408).
+pub async fn read_json_body(
+    headers: &HeaderMap,
+    body: Body,
+    read_timeout: Duration,
+) -> Result<Bytes, IngestError> {
     let content_type = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -37,8 +43,9 @@ pub async fn read_json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, In
     if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
         return Err(too_large());
     }
-    let raw = axum::body::to_bytes(body, MAX_BODY_BYTES)
+    let raw = tokio::time::timeout(read_timeout, axum::body::to_bytes(body, MAX_BODY_BYTES))
         .await
+        .map_err(|_| IngestError::BodyTimeout(read_timeout))?
         .map_err(|_| too_large())?;
     if encoding != "gzip" {
         return Ok(raw);

@@ -41,6 +41,9 @@ pub enum IngestError {
         /// Each record's problems.
         rejected: Vec<RejectedRecord>,
     },
+    /// The body did not arrive within the body read timeout (408).
+    #[error("request body not received within {0:?}")]
+    BodyTimeout(std::time::Duration),
     /// The event log did not take the write; nothing was stored (503).
     #[error("event log unavailable: {0}")]
     Unavailable(String),
@@ -67,6 +70,7 @@ impl IntoResponse for IngestError {
                 format!("Content-Encoding '{encoding}' is not supported; send identity or gzip"),
             ),
             IngestError::TooLarge(detail) => Problem::payload_too_large(detail),
+            IngestError::BodyTimeout(limit) => shared::serve::body_timeout_problem(limit),
             IngestError::Malformed { detail, errors } => {
                 Problem::malformed_json(detail).with_errors(errors)
             }

@@ -10,9 +10,11 @@ use async_nats::jetstream;
 use axum::Router;
 use serde_json::json;
 use shared::health::{Readiness, finish_router, ops_router};
+use shared::key_usage::{KeyUsage, report_key_usage};
 use shared::keys::KeyDirectory;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
+use shared::serve::{ServeLimits, serve};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -35,7 +37,7 @@ impl Ingest {
         let log = &config.common.event_log;
         let client = async_nats::ConnectOptions::new()
             .name("warden-ingest")
-            .connect(&config.common.nats_url)
+            .connect(config.common.nats_servers())
             .await
             .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
         let max_payload = client.server_info().max_payload;
@@ -53,7 +55,15 @@ impl Ingest {
         let bucket = open_bucket(&js, log.key_bucket_config()).await?;
         let rates = open_bucket(&js, log.rate_bucket_config()).await?;
         let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
-        tokio::spawn(sync_keys(bucket, keys.clone(), shutdown));
+        tokio::spawn(sync_keys(bucket, keys.clone(), shutdown.clone()));
+        let key_usage = Arc::new(KeyUsage::new());
+        tokio::spawn(report_key_usage(
+            key_usage.clone(),
+            client.clone(),
+            log.subjects().key_usage(),
+            config.common.key_usage_flush,
+            shutdown,
+        ));
 
         let publisher = Publisher::new(client.clone(), log.stream.clone(), config.publish_timeout);
         let state = AppState {
@@ -62,6 +72,8 @@ impl Ingest {
             subjects: log.subjects(),
             ip_hasher: IpHasher::new(config.ip_hash_key.as_bytes()),
             limiter: Arc::new(Limiter::new(rates)),
+            key_usage,
+            body_read_timeout: config.common.serve.body_read_timeout,
         };
         let readiness = Readiness::new()
             .with("ingest_nats", move || {
@@ -113,6 +125,7 @@ async fn open_bucket(
 pub struct App {
     listener: TcpListener,
     router: Router,
+    limits: ServeLimits,
 }
 
 impl App {
@@ -123,7 +136,11 @@ impl App {
         let listener = TcpListener::bind(config.bind_addr)
             .await
             .with_context(|| format!("binding {}", config.bind_addr))?;
-        Ok(App { listener, router })
+        Ok(App {
+            listener,
+            router,
+            limits: config.common.serve,
+        })
     }
 
     /// The address it listens on.
@@ -135,13 +152,7 @@ impl App {
 
     /// Serves until `shutdown` is cancelled, then drains open requests.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        axum::serve(
-            self.listener,
-            self.router
-                .into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await?;
+        serve(self.listener, self.router, &self.limits, shutdown).await?;
         Ok(())
     }
 }

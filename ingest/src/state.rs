@@ -1,11 +1,13 @@
 //! What every ingest request handler shares.
 
 use crate::publisher::Publisher;
+use shared::key_usage::KeyUsage;
 use shared::keys::KeyDirectory;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
 use shared::subjects::Subjects;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Shared, cheaply cloned handler state.
 #[derive(Clone)]
@@ -20,4 +22,8 @@ pub struct AppState {
     pub ip_hasher: IpHasher,
     /// The plugin quota, shared across replicas.
     pub limiter: Arc<Limiter>,
+    /// When each plugin key was last used, reported to query-api periodically.
+    pub key_usage: Arc<KeyUsage>,
+    /// How long a request body may take to arrive (`BODY_READ_TIMEOUT_SECS`).
+    pub body_read_timeout: Duration,
 }

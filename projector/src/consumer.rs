@@ -6,7 +6,8 @@
 
 use crate::checkpoint;
 use crate::error::ProjectorError;
-use crate::projections::{self, ChunkOutcome, Delivered};
+use crate::leadership;
+use crate::projections::{self, ChunkOutcome, Delivered, ReadModel};
 use crate::startup::Projector;
 use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::consumer::pull::{Ordered, OrderedConfig};
@@ -23,13 +24,42 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 const PULL_EXPIRES: Duration = Duration::from_secs(5);
 
 impl Projector {
-    /// Consumes the event log into the read models until `shutdown` fires. Outages of NATS or
-    /// PostgreSQL are retried forever with capped exponential backoff, resuming each time
-    /// from the checkpoint in PostgreSQL.
+    /// Consumes the event log into the read models until `shutdown` fires, while this instance
+    /// is the leader ([`crate::leadership`]); as a standby it waits to take over.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let stream = self.stream.cached_info().config.name.clone();
+        loop {
+            let Some(session) = leadership::become_leader(&self.pool, &stream, &shutdown).await
+            else {
+                return Ok(());
+            };
+            self.progress.set_leader(true);
+            metrics::gauge!("projector_leader").set(1.0);
+            let term = shutdown.child_token();
+            let consumed = {
+                let held = leadership::hold(session, &stream, &term);
+                tokio::pin!(held);
+                tokio::select! {
+                    result = self.consume(&term) => result,
+                    () = &mut held => Ok(()),
+                }
+            };
+            term.cancel();
+            self.progress.set_leader(false);
+            metrics::gauge!("projector_leader").set(0.0);
+            consumed?;
+            if shutdown.is_cancelled() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Consumes until `shutdown` fires. Outages of NATS or PostgreSQL are retried forever with
+    /// capped exponential backoff, resuming each time from the checkpoint in PostgreSQL.
+    async fn consume(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
         let mut backoff = MIN_BACKOFF;
         loop {
-            match self.consume_from_checkpoint(&shutdown, &mut backoff).await {
+            match self.consume_from_checkpoint(shutdown, &mut backoff).await {
                 // A pass only ends without an error when shutdown fires.
                 Ok(()) => return Ok(()),
                 Err(error) => {
@@ -164,7 +194,7 @@ impl Projector {
             messages = delivered.len()
         );
         let started = Instant::now();
-        let outcome = projections::apply_chunk(&self.pool, delivered)
+        let outcome = projections::apply_chunk(&self.pool, delivered, &ReadModel::ALL)
             .instrument(span)
             .await?;
         metrics::histogram!("projector_batch_duration_seconds")

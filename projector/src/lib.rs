@@ -10,7 +10,9 @@ pub mod config;
 mod consumer;
 pub mod error;
 mod lag;
+mod leadership;
 pub mod projections;
+pub mod rebuild;
 pub mod startup;
 
 pub use config::Config;

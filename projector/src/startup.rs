@@ -8,6 +8,7 @@ use anyhow::Context;
 use async_nats::jetstream;
 use serde_json::json;
 use shared::health::{Readiness, finish_router, ops_router};
+use shared::serve::{ServeLimits, serve};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
@@ -55,7 +56,7 @@ impl Projector {
         let client = async_nats::ConnectOptions::new()
             .name("warden-projector")
             .event_callback(connection_events(reconnected))
-            .connect(&config.common.nats_url)
+            .connect(config.common.nats_servers())
             .await
             .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
         let event_log = &config.common.event_log;
@@ -119,6 +120,7 @@ fn readiness(
     stream: &jetstream::stream::Stream,
     progress: &Progress,
 ) -> Readiness {
+    let lag_pool = pool.clone();
     let (pool, client, stream, progress) = (
         pool.clone(),
         client.clone(),
@@ -147,9 +149,11 @@ fn readiness(
             }
         })
         .with("projector_lag", move || {
-            let (stream, progress) = (stream.clone(), progress.clone());
+            let (stream, progress, pool) = (stream.clone(), progress.clone(), lag_pool.clone());
             async move {
-                match tokio::time::timeout(PROBE_TIMEOUT, lag::measure(&stream, &progress)).await {
+                match tokio::time::timeout(PROBE_TIMEOUT, lag::measure(&stream, &progress, &pool))
+                    .await
+                {
                     Ok(result) => result,
                     Err(_) => Err("the event stream did not answer in time".to_owned()),
                 }
@@ -181,6 +185,10 @@ fn describe_metrics() {
     );
     describe_gauge!("projector_lag_messages", "Log messages not yet applied");
     describe_gauge!(
+        "projector_leader",
+        "1 while this instance is the active projector"
+    );
+    describe_gauge!(
         "projector_applied_sequence",
         "Last stream sequence committed"
     );
@@ -203,6 +211,7 @@ pub struct App {
     projector: Projector,
     listener: TcpListener,
     local_addr: SocketAddr,
+    limits: ServeLimits,
 }
 
 impl App {
@@ -217,6 +226,7 @@ impl App {
             projector,
             listener,
             local_addr,
+            limits: config.common.serve,
         })
     }
 
@@ -230,8 +240,7 @@ impl App {
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let stop = shutdown.child_token();
         let router = finish_router(ops_router(self.projector.readiness.clone()));
-        let serving = axum::serve(self.listener, router)
-            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        let serving = serve(self.listener, router, &self.limits, stop.clone());
         let (projected, served) = tokio::join!(
             async {
                 let result = self.projector.run(stop.clone()).await;

@@ -9,6 +9,7 @@ use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use chrono::Utc;
+use shared::key_usage::KeyUsage;
 use shared::keys::{AuthError, Caller, KeyDirectory, KeyKind};
 use shared::rate_limit::{Limiter, Quota};
 use std::sync::Arc;
@@ -58,6 +59,7 @@ impl<S> FromRequestParts<S> for DashboardCaller
 where
     Arc<KeyDirectory>: FromRef<S>,
     Arc<Limiter>: FromRef<S>,
+    Arc<KeyUsage>: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = ApiError;
@@ -65,6 +67,7 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let directory = Arc::<KeyDirectory>::from_ref(state);
         let caller = authenticate(parts, &directory, KeyKind::Dashboard)?;
+        Arc::<KeyUsage>::from_ref(state).record(caller.key_id, Utc::now());
         let limiter = Arc::<Limiter>::from_ref(state);
         enforce(
             parts,

@@ -92,7 +92,7 @@ async fn key_store_from_env() -> anyhow::Result<KeyStore> {
     };
     let pool = connect_postgres(&required("DATABASE_URL")?).await?;
     let nats_url = or_default("NATS_URL", "nats://127.0.0.1:4222".to_owned())?;
-    let nats = async_nats::connect(&nats_url)
+    let nats = async_nats::connect(shared::config::nats_servers(&nats_url))
         .await
         .with_context(|| format!("connecting to NATS at {nats_url}"))?;
     let bucket = key_bucket(&async_nats::jetstream::new(nats), &event_log).await?;

@@ -13,6 +13,9 @@ pub struct Config {
     pub bind_addr: SocketAddr,
     /// `DATABASE_URL`: the PostgreSQL the projector writes.
     pub database_url: String,
+    /// `READ_DATABASE_URL`: optional streaming replica for dashboard and events reads. A
+    /// replica trails the primary by its replication lag, on top of the projector's.
+    pub read_database_url: Option<String>,
     /// `TRUSTED_PROXIES`: comma-separated addresses or CIDRs whose `X-Forwarded-For` names
     /// the client for the public quota (default none: the socket peer is the client).
     pub trusted_proxies: Vec<TrustedProxy>,
@@ -29,6 +32,9 @@ impl Config {
             common: CommonConfig::from_env()?,
             bind_addr: or_default("BIND_ADDR", DEFAULT_BIND_ADDR)?,
             database_url: required("DATABASE_URL")?,
+            read_database_url: std::env::var("READ_DATABASE_URL")
+                .ok()
+                .filter(|url| !url.is_empty()),
             trusted_proxies: trusted_proxies()?,
         })
     }

@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use shared::problem::Problem;
+use shared::serve::{BodyReadTimeout, body_timeout_problem};
 
 /// The largest request body accepted (contract §1); the router's body limit is set to this.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -45,6 +46,19 @@ fn body_rejection(rejection: BytesRejection) -> ApiError {
     }
 }
 
+/// Reads the whole body, within the body read timeout when the server set one (408 past it).
+async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    let limit = req.extensions().get::<BodyReadTimeout>().map(|t| t.0);
+    let read = Bytes::from_request(req, state);
+    let read = match limit {
+        Some(limit) => tokio::time::timeout(limit, read)
+            .await
+            .map_err(|_| ApiError::unreadable(body_timeout_problem(limit)))?,
+        None => read.await,
+    };
+    read.map_err(body_rejection)
+}
+
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     match axum::Json::<T>::from_bytes(bytes) {
         Ok(axum::Json(value)) => Ok(value),
@@ -72,9 +86,7 @@ where
         if !is_json(req.headers()) {
             return Err(ApiError::unreadable(Problem::unsupported_media_type()));
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(body_rejection)?;
+        let bytes = read_body(req, state).await?;
         parse(&bytes).map(ApiJson)
     }
 }
@@ -89,9 +101,7 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let typed = is_json(req.headers());
         let has_type = req.headers().contains_key(header::CONTENT_TYPE);
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(body_rejection)?;
+        let bytes = read_body(req, state).await?;
         if bytes.is_empty() && !has_type {
             return Ok(OptionalApiJson(T::default()));
         }

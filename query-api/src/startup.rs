@@ -2,7 +2,7 @@
 
 use crate::config::Config;
 use crate::fanout::LiveEvents;
-use crate::key_store::{KeyStore, spawn_directory_sync};
+use crate::key_store::{KeyStore, spawn_directory_sync, spawn_usage_writer};
 use crate::routes;
 use crate::state::AppState;
 use anyhow::Context;
@@ -10,8 +10,10 @@ use async_nats::jetstream::{self, kv};
 use serde_json::json;
 use shared::event_log::EventLogConfig;
 use shared::health::{Readiness, finish_router, ops_router};
+use shared::key_usage::{KeyUsage, report_key_usage};
 use shared::keys::KeyDirectory;
 use shared::rate_limit::Limiter;
+use shared::serve::{ServeLimits, serve};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
@@ -36,9 +38,15 @@ impl QueryApi {
     /// PostgreSQL and starts filling the key directory (until `shutdown`). Runs no migrations.
     pub async fn build(config: &Config, shutdown: CancellationToken) -> anyhow::Result<QueryApi> {
         let pool = connect_postgres(&config.database_url).await?;
+        let reads = match &config.read_database_url {
+            Some(url) => connect_postgres(url)
+                .await
+                .context("connecting READ_DATABASE_URL")?,
+            None => pool.clone(),
+        };
         let nats = async_nats::ConnectOptions::new()
             .name("query-api")
-            .connect(&config.common.nats_url)
+            .connect(config.common.nats_servers())
             .await
             .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
         let js = jetstream::new(nats.clone());
@@ -65,15 +73,33 @@ impl QueryApi {
             shutdown.clone(),
         );
 
+        let usage_subject = config.common.event_log.subjects().key_usage();
+        spawn_usage_writer(
+            nats.clone(),
+            usage_subject.clone(),
+            pool.clone(),
+            shutdown.clone(),
+        );
+        let key_usage = Arc::new(KeyUsage::new());
+        tokio::spawn(report_key_usage(
+            key_usage.clone(),
+            nats.clone(),
+            usage_subject,
+            config.common.key_usage_flush,
+            shutdown.clone(),
+        ));
+
         let readiness = readiness(pool.clone(), nats, keys.clone());
         let api = routes::router(AppState {
             pool,
+            reads,
             keys,
             key_store,
             live,
             shutdown,
             limiter: Arc::new(Limiter::new(rates)),
             trusted_proxies: config.trusted_proxies.clone().into(),
+            key_usage,
         });
         Ok(QueryApi { api, readiness })
     }
@@ -163,6 +189,7 @@ fn readiness(pool: PgPool, nats: async_nats::Client, keys: Arc<KeyDirectory>) ->
 pub struct App {
     listener: TcpListener,
     router: axum::Router,
+    limits: ServeLimits,
 }
 
 impl App {
@@ -173,7 +200,11 @@ impl App {
         let listener = TcpListener::bind(config.bind_addr)
             .await
             .with_context(|| format!("binding {}", config.bind_addr))?;
-        Ok(App { listener, router })
+        Ok(App {
+            listener,
+            router,
+            limits: config.common.serve,
+        })
     }
 
     /// The bound address (the real port when 0 was asked for).
@@ -185,11 +216,7 @@ impl App {
 
     /// Serves until `shutdown`, then gives in-flight requests [`SHUTDOWN_DEADLINE`] to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let service = self
-            .router
-            .into_make_service_with_connect_info::<SocketAddr>();
-        let server = axum::serve(self.listener, service)
-            .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
         tokio::select! {
             served = server => served.context("serving HTTP"),
             () = async {

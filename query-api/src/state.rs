@@ -3,6 +3,7 @@
 use crate::fanout::LiveEvents;
 use crate::key_store::KeyStore;
 use axum::extract::FromRef;
+use shared::key_usage::KeyUsage;
 use shared::keys::KeyDirectory;
 use shared::rate_limit::{Limiter, TrustedProxy};
 use sqlx::PgPool;
@@ -12,8 +13,11 @@ use tokio_util::sync::CancellationToken;
 /// Shared handles: the database, the key directory and store, the live event feed.
 #[derive(Clone, Debug)]
 pub struct AppState {
-    /// The read models and the admin tables.
+    /// The read models and the admin tables (the primary: admin writes go here).
     pub pool: PgPool,
+    /// Where dashboard reads go: a PostgreSQL replica when `READ_DATABASE_URL` is set, else
+    /// the same pool as `pool`.
+    pub reads: PgPool,
     /// Live keys, filled from the key bucket.
     pub keys: Arc<KeyDirectory>,
     /// Accounts and keys (PostgreSQL + bucket).
@@ -26,6 +30,14 @@ pub struct AppState {
     pub limiter: Arc<Limiter>,
     /// Proxies whose `X-Forwarded-For` names the public client.
     pub trusted_proxies: Arc<[TrustedProxy]>,
+    /// When each dashboard key was last used, reported periodically.
+    pub key_usage: Arc<KeyUsage>,
+}
+
+impl FromRef<AppState> for Arc<KeyUsage> {
+    fn from_ref(state: &AppState) -> Self {
+        state.key_usage.clone()
+    }
 }
 
 impl FromRef<AppState> for Arc<[TrustedProxy]> {

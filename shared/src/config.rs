@@ -1,6 +1,7 @@
 //! Configuration read from the environment, shared by every service.
 
 use crate::event_log::EventLogConfig;
+use crate::serve::ServeLimits;
 use crate::telemetry::LogFormat;
 use std::str::FromStr;
 use std::time::Duration;
@@ -55,6 +56,12 @@ pub struct CommonConfig {
     pub admin_key: String,
     /// `LOG_FORMAT`: `pretty` (default) or `json`.
     pub log_format: LogFormat,
+    /// `MAX_CONNECTIONS`, `HEADER_READ_TIMEOUT_SECS`, `BODY_READ_TIMEOUT_SECS`,
+    /// `REQUEST_TIMEOUT_SECS`: how HTTP is served.
+    pub serve: ServeLimits,
+    /// `KEY_USAGE_FLUSH_SECS` (default 30): how often ingest and query-api report when each
+    /// key was last used.
+    pub key_usage_flush: Duration,
 }
 
 impl std::fmt::Debug for CommonConfig {
@@ -63,6 +70,8 @@ impl std::fmt::Debug for CommonConfig {
             .field("nats_url", &self.nats_url)
             .field("event_log", &self.event_log)
             .field("admin_key", &"<redacted>")
+            .field("serve", &self.serve)
+            .field("key_usage_flush", &self.key_usage_flush)
             .finish()
     }
 }
@@ -86,6 +95,37 @@ impl CommonConfig {
             },
             admin_key: required("ADMIN_KEY")?,
             log_format: LogFormat::parse(&or_default("LOG_FORMAT", "pretty".to_owned())?),
+            serve: ServeLimits::from_env()?,
+            key_usage_flush: Duration::from_secs(or_default("KEY_USAGE_FLUSH_SECS", 30)?.max(1)),
         })
+    }
+}
+
+impl CommonConfig {
+    /// The servers named by `NATS_URL`: one URL, or a comma-separated list of a cluster's
+    /// members (async-nats reads a single string as one URL, so the list is split here).
+    pub fn nats_servers(&self) -> Vec<String> {
+        nats_servers(&self.nats_url)
+    }
+}
+
+/// Splits a comma-separated list of NATS URLs, trimming blanks.
+pub fn nats_servers(urls: &str) -> Vec<String> {
+    urls.split(',')
+        .map(str::trim)
+        .filter(|url| !url.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod nats_servers_tests {
+    #[test]
+    fn a_comma_separated_list_is_split() {
+        assert_eq!(
+            super::nats_servers("nats://a:4222, nats://b:4222,,nats://c:4222 "),
+            ["nats://a:4222", "nats://b:4222", "nats://c:4222"]
+        );
+        assert_eq!(super::nats_servers("nats://a:4222"), ["nats://a:4222"]);
     }
 }

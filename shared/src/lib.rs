@@ -1,20 +1,24 @@
 //! Warden's shared vocabulary: domain types with validation, the versioned event envelope,
 //! the subject scheme, key handling, problem details and telemetry set-up.
 //!
-//! Nothing here opens a connection, spawns a task or reads a file: the services own their
-//! connections. The one piece that calls out is the rate limiter, and only through the KV
-//! bucket handle a service passes in, because ingest and query-api must count against the
-//! same windows.
+//! Nothing here opens a connection or reads a file: the services own their connections.
+//! A little runtime glue lives here because every service needs the same one, and it runs only
+//! on handles the service passes in: the rate limiter (through the KV bucket handle, because
+//! ingest and query-api must count against the same windows), the hardened HTTP server
+//! ([`serve`], on the listener the service bound), and the key-usage recorder
+//! ([`key_usage`], publishing on the NATS client the service connected).
 
 pub mod config;
 pub mod envelope;
 pub mod event_log;
 pub mod event_name;
 pub mod health;
+pub mod key_usage;
 pub mod keys;
 pub mod problem;
 pub mod rate_limit;
 pub mod records;
+pub mod serve;
 pub mod shutdown;
 pub mod subjects;
 pub mod telemetry;

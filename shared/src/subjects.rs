@@ -30,6 +30,11 @@ impl Subjects {
         format!("{}.ev.{account}.>", self.prefix)
     }
 
+    /// Where services report when keys were last used (core NATS, not in the stream).
+    pub fn key_usage(&self) -> String {
+        format!("{}.keys.used", self.prefix)
+    }
+
     /// The subject of a log message; `name` is the custom event name.
     pub fn for_records(&self, account: Uuid, kind: RecordKind, name: Option<&str>) -> String {
         match name {
@@ -56,6 +61,7 @@ mod tests {
             format!("gs.ev.{a}.custom.level_up")
         );
         assert_eq!(s.all_events(), "gs.ev.>");
+        assert_eq!(s.key_usage(), "gs.keys.used");
         assert_eq!(s.account_events(a), format!("gs.ev.{a}.>"));
     }
 }

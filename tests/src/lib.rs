@@ -61,6 +61,9 @@ impl TestStack {
             event_log: event_log.clone(),
             admin_key: admin_key.clone(),
             log_format: LogFormat::Pretty,
+            serve: shared::serve::ServeLimits::default(),
+            // Short, so a test sees `last_used_at` soon after a key is used.
+            key_usage_flush: Duration::from_millis(200),
         };
         let any_port = "127.0.0.1:0".parse()?;
         let config = StackConfig {
@@ -81,6 +84,7 @@ impl TestStack {
                 common,
                 bind_addr: any_port,
                 database_url: db.url.clone(),
+                read_database_url: None,
                 trusted_proxies: Vec::new(),
             },
             bind_addr: any_port,

@@ -1,19 +1,19 @@
 //! The run loop: tick the simulation, send what it made, report, and say goodbye on shutdown.
 
 use crate::activity::{Batch, Simulation};
-use crate::client::PluginClient;
 use crate::config::Config;
 use crate::records::endpoint;
+use crate::send::send_batch;
 use crate::stats::{Snapshot, Stats};
 use crate::world::{DEFAULT_WORLD_SEED, World};
 use chrono::Utc;
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
+use warden_sdk::PluginClient;
 
 /// Simulated time per tick; a stalled tick slows the simulation rather than bunching it up.
 const TICK: Duration = Duration::from_secs(1);
@@ -146,10 +146,10 @@ impl Sender {
                 };
                 let count = records.len();
                 let path = endpoint(kind);
-                let result = client.post(path, &Value::Array(records)).await;
+                let result = send_batch(&client, kind, records).await;
                 match &result {
                     Ok(outcome) if !outcome.rejected.is_empty() => {
-                        let rejected = Value::Array(outcome.rejected.clone());
+                        let rejected = serde_json::to_string(&outcome.rejected).unwrap_or_default();
                         tracing::warn!(path, %rejected, "the service rejected some records");
                     }
                     Ok(_) => {}

@@ -2,14 +2,15 @@
 //!
 //! It gives a newcomer a living dashboard (servers with players, chat, punishments, custom
 //! events) and, with `--servers`, `--players` and `--speed`, it is the load generator for
-//! benchmarks. It talks only HTTP with a plugin key, exactly like the real plugin.
+//! benchmarks. It talks only HTTP with a plugin key, exactly like the real plugin, through the
+//! Warden SDK (`warden-sdk`).
 
 pub mod activity;
-pub mod client;
 pub mod config;
 pub mod fleet;
 pub mod names;
 pub mod records;
+pub mod send;
 pub mod stats;
 pub mod world;
 

@@ -1,9 +1,9 @@
 //! Counters of what the fleet sent, for the periodic one-line summary.
 
-use crate::client::{PostError, WriteOutcome};
 use shared::records::RecordKind;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
+use warden_sdk::{SdkError, WriteReport};
 
 const KINDS: usize = RecordKind::ALL.len();
 
@@ -44,12 +44,7 @@ fn slot(kind: RecordKind) -> usize {
 
 impl Stats {
     /// Counts the result of one request carrying `records` records of `kind`.
-    pub fn record(
-        &self,
-        kind: RecordKind,
-        records: usize,
-        result: &Result<WriteOutcome, PostError>,
-    ) {
+    pub fn record(&self, kind: RecordKind, records: usize, result: &Result<WriteReport, SdkError>) {
         match result {
             Ok(outcome) => {
                 self.accepted[slot(kind)].fetch_add(outcome.accepted, Ordering::Relaxed);
@@ -64,7 +59,7 @@ impl Stats {
                 self.failed_requests.fetch_add(1, Ordering::Relaxed);
                 self.failed_records
                     .fetch_add(records as u64, Ordering::Relaxed);
-                if let PostError::GaveUp { attempts, .. } = error {
+                if let SdkError::GaveUp { attempts, .. } = error {
                     let retries = u64::from(attempts.saturating_sub(1));
                     self.retries.fetch_add(retries, Ordering::Relaxed);
                 }
@@ -126,14 +121,14 @@ mod tests {
     #[test]
     fn counts_outcomes_and_failures() {
         let stats = Stats::default();
-        let ok = WriteOutcome {
+        let ok = WriteReport {
             accepted: 3,
             duplicates: 1,
             rejected: vec![],
             retries: 2,
         };
         stats.record(RecordKind::Chat, 4, &Ok(ok));
-        let gave_up = PostError::GaveUp {
+        let gave_up = SdkError::GaveUp {
             attempts: 6,
             last: "down".to_owned(),
         };

@@ -8,6 +8,7 @@ use anyhow::Context;
 use axum::Router;
 use shared::config::or_default;
 use shared::health::{finish_router, ops_router};
+use shared::serve::{ServeLimits, serve};
 use std::net::SocketAddr;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -42,11 +43,13 @@ pub struct Stack {
     listener: TcpListener,
     router: Router,
     projector: projector::Projector,
+    limits: ServeLimits,
 }
 
 impl Stack {
     /// Builds every service (the projector first: it applies the migrations) and binds.
     pub async fn build(config: StackConfig, shutdown: CancellationToken) -> anyhow::Result<Stack> {
+        let limits = config.ingest.common.serve;
         let projector = projector::Projector::build(&config.projector).await?;
         let ingest = ingest::Ingest::build(&config.ingest, shutdown.clone()).await?;
         let query = query_api::QueryApi::build(&config.query, shutdown).await?;
@@ -62,6 +65,7 @@ impl Stack {
             listener,
             router,
             projector,
+            limits,
         })
     }
 
@@ -74,12 +78,7 @@ impl Stack {
 
     /// Serves and projects until `shutdown` is cancelled.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let server = axum::serve(
-            self.listener,
-            self.router
-                .into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
         let (served, projected) = tokio::join!(server, self.projector.run(shutdown));
         served?;
         projected

@@ -45,7 +45,7 @@ async fn write_events(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, IngestError> {
-    let bytes = read_json_body(&headers, body).await?;
+    let bytes = read_json_body(&headers, body, state.body_read_timeout).await?;
     let records = split_body(&bytes)?;
     let prepared = prepare::<CustomEvent>(&state, &records)?;
     let single = (!records.is_batch).then(|| {

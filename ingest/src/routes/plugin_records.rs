@@ -34,7 +34,7 @@ async fn write<T: PluginRecord>(
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<WriteReport>), IngestError> {
-    let bytes = read_json_body(&headers, body).await?;
+    let bytes = read_json_body(&headers, body, state.body_read_timeout).await?;
     let records = split_body(&bytes)?;
     let prepared = prepare::<T>(&state, &records)?;
     let report = append(&state, &caller, prepared).await?;

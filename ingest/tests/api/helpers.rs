@@ -5,6 +5,7 @@ use shared::config::CommonConfig;
 use shared::envelope::LogMessage;
 use shared::event_log::EventLogConfig;
 use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
+use shared::serve::ServeLimits;
 use shared::telemetry::LogFormat;
 use std::time::Duration;
 use test_support::NatsServer;
@@ -34,6 +35,8 @@ pub fn config(nats_url: String, log: EventLogConfig, admin_key: &str) -> Config 
             event_log: log,
             admin_key: admin_key.to_owned(),
             log_format: LogFormat::Pretty,
+            serve: ServeLimits::default(),
+            key_usage_flush: Duration::from_millis(200),
         },
         bind_addr: "127.0.0.1:0".parse().expect("addr"),
         ip_hash_key: "test-ip-key".into(),
@@ -43,6 +46,11 @@ pub fn config(nats_url: String, log: EventLogConfig, admin_key: &str) -> Config 
 
 impl TestIngest {
     pub async fn start() -> TestIngest {
+        Self::start_with(ServeLimits::default()).await
+    }
+
+    /// Like [`Self::start`], serving under `limits`.
+    pub async fn start_with(limits: ServeLimits) -> TestIngest {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await.expect("nats-server starts");
         let log = EventLogConfig {
@@ -54,12 +62,11 @@ impl TestIngest {
         };
         let admin_key = generate_secret(KeyKind::Admin);
         let shutdown = CancellationToken::new();
-        let app = App::build(
-            config(nats.url(), log.clone(), &admin_key),
-            shutdown.clone(),
-        )
-        .await
-        .expect("ingest builds");
+        let mut config = config(nats.url(), log.clone(), &admin_key);
+        config.common.serve = limits;
+        let app = App::build(config, shutdown.clone())
+            .await
+            .expect("ingest builds");
         let base = format!("http://{}", app.local_addr());
         tokio::spawn(app.run_until_stopped(shutdown.clone()));
         let mut ingest = TestIngest {

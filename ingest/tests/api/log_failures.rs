@@ -1,13 +1,49 @@
 use crate::helpers::{SERVER, TestIngest, config};
 use async_nats::jetstream;
+use futures::StreamExt;
 use serde_json::json;
 use shared::event_log::EventLogConfig;
+use shared::keys::KeyKind;
 use std::time::{Duration, Instant};
 use test_support::NatsServer;
 use tokio_util::sync::CancellationToken;
 
 fn heartbeat() -> serde_json::Value {
     json!({"server_id": SERVER, "tps": 20, "player_count": 1, "max_players": 10})
+}
+
+/// Refused writes sent while the broker is down, and how much they may grow the RSS.
+const REFUSALS: usize = 2_000;
+const MAX_GROWTH_KIB: u64 = 4 * 1024;
+
+/// Plugin keys the refusals are spread over: each key's quota is 1,000 requests a minute.
+const KEYS: usize = 5;
+
+/// Sends `n` heartbeats, 64 at a time, and checks each is refused with 503 and Retry-After.
+async fn refuse(ingest: &TestIngest, keys: &[String], n: usize) {
+    let body = heartbeat().to_string().into_bytes();
+    futures::stream::iter(0..n)
+        .for_each_concurrent(64, |i| {
+            let (body, key) = (body.clone(), &keys[i % keys.len()]);
+            async move {
+                let response = ingest
+                    .post_raw("/api/plugin/heartbeat", key, "application/json", body)
+                    .await;
+                assert_eq!(response.status(), 503);
+                assert!(response.headers().contains_key("retry-after"));
+            }
+        })
+        .await;
+}
+
+/// This process's resident set (VmRSS in /proc/self/status), in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .expect("/proc/self/status")
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/self/status")
 }
 
 #[tokio::test]
@@ -17,6 +53,12 @@ async fn with_the_broker_down_writes_get_a_fast_503_and_recover_after_restart() 
         ingest.post("/api/plugin/heartbeat", heartbeat()).await.0,
         202
     );
+    let mut keys = Vec::new();
+    for _ in 0..KEYS {
+        let key = ingest.add_key(ingest.account_id, KeyKind::Plugin).await;
+        ingest.wait_until_accepts(&key).await;
+        keys.push(key);
+    }
     ingest.nats.kill();
 
     let started = Instant::now();
@@ -44,6 +86,22 @@ async fn with_the_broker_down_writes_get_a_fast_503_and_recover_after_restart() 
     assert!(
         !body["detail"].as_str().expect("detail").contains("nats"),
         "no broker internals: {body}"
+    );
+
+    // Refusals hold nothing: 2,000 more do not grow the process (after a warm-up, so the
+    // allocator's and the connection pool's first growth is not counted).
+    refuse(&ingest, &keys, 200).await;
+    let before = rss_kib();
+    let started = Instant::now();
+    refuse(&ingest, &keys, REFUSALS).await;
+    let grown_kib = rss_kib().saturating_sub(before);
+    eprintln!(
+        "{REFUSALS} refusals in {:?}; RSS grew {grown_kib} KiB",
+        started.elapsed()
+    );
+    assert!(
+        grown_kib < MAX_GROWTH_KIB,
+        "{REFUSALS} refused writes grew the RSS by {grown_kib} KiB"
     );
 
     ingest.nats.restart().await.expect("restart");

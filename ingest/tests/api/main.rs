@@ -4,6 +4,7 @@
 #![allow(unreachable_pub)]
 
 mod auth;
+mod hardening;
 mod helpers;
 mod log_failures;
 mod rate_limits;

@@ -63,6 +63,26 @@ impl ReadModel {
         }
     }
 
+    /// The tables it writes, and no other model does: what a rebuild replaces.
+    pub fn tables(self) -> &'static [&'static str] {
+        match self {
+            ReadModel::Timeline => &["events"],
+            ReadModel::Players => &["players"],
+            ReadModel::Servers => &["servers", "server_samples", "server_minutes"],
+            ReadModel::Sessions => &["sessions", "session_server_heartbeats"],
+            ReadModel::Punishments => &["punishments", "punishment_revokes"],
+            ReadModel::AnticheatFlags => &["anticheat_flags"],
+            ReadModel::Chat => &["chat_messages"],
+        }
+    }
+
+    /// The model named `name` (its checkpoint name, e.g. `players`).
+    pub fn parse(name: &str) -> Option<ReadModel> {
+        ReadModel::ALL
+            .into_iter()
+            .find(|model| model.name() == name)
+    }
+
     /// Applies `messages` (all past this model's checkpoint) inside the chunk's transaction;
     /// returns how many rows it wrote.
     async fn apply(
@@ -84,7 +104,12 @@ impl ReadModel {
 
 /// The checkpoint names of every read model.
 pub(crate) fn checkpoint_names() -> Vec<&'static str> {
-    ReadModel::ALL.iter().map(|model| model.name()).collect()
+    names_of(&ReadModel::ALL)
+}
+
+/// The checkpoint names of `models`, in the same order.
+pub(crate) fn names_of(models: &[ReadModel]) -> Vec<&'static str> {
+    models.iter().map(|model| model.name()).collect()
 }
 
 /// A log message as delivered, before decoding.
@@ -120,16 +145,20 @@ pub(crate) struct ChunkOutcome {
     pub(crate) skipped: u64,
 }
 
-/// Applies a chunk of delivered messages to every read model in ONE transaction, parks the
-/// unreadable ones, and advances every checkpoint to the chunk's last sequence.
+/// Applies a chunk of delivered messages to `models` in ONE transaction, parks the unreadable
+/// ones, and advances their checkpoints to the chunk's last sequence.
+///
+/// Table names are unqualified, so the connection's `search_path` decides where they go: the
+/// live projector writes `public`, a rebuild its own schema first (see [`crate::rebuild`]).
 pub(crate) async fn apply_chunk(
     pool: &PgPool,
     chunk: &[Delivered],
+    models: &[ReadModel],
 ) -> Result<ChunkOutcome, ProjectorError> {
     let Some(last) = chunk.last() else {
         return Ok(ChunkOutcome::default());
     };
-    let names = checkpoint_names();
+    let names = names_of(models);
     let mut tx = pool.begin().await?;
     let checkpoints = checkpoint::lock(&mut tx, &names).await?;
     let floor = checkpoints.iter().copied().min().unwrap_or(0);
@@ -185,7 +214,7 @@ pub(crate) async fn apply_chunk(
         }
     }
 
-    for (model, model_checkpoint) in ReadModel::ALL.into_iter().zip(checkpoints) {
+    for (&model, model_checkpoint) in models.iter().zip(checkpoints) {
         let pending: Vec<&Positioned> = decoded
             .iter()
             .filter(|m| m.stream_sequence > model_checkpoint)

@@ -47,6 +47,8 @@ impl Harness {
                 },
                 admin_key: "test-admin-key".to_owned(),
                 log_format: LogFormat::Pretty,
+                serve: shared::serve::ServeLimits::default(),
+                key_usage_flush: Duration::from_secs(30),
             },
             database_url: db.url.clone(),
             bind_addr: "127.0.0.1:0".parse()?,

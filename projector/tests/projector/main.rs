@@ -2,14 +2,18 @@
 
 mod anticheat_flags;
 mod chat;
+mod crash_safety;
 mod exactly_once;
 mod harness;
+mod leadership;
 mod outages;
 mod parking;
 mod players;
 mod punishments;
 mod read_models_replay;
+mod rebuild;
 mod replay_property;
 mod servers;
 mod sessions;
 mod timeline;
+mod workload;

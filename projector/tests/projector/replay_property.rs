@@ -12,7 +12,7 @@ use shared::records::RecordKind;
 use sqlx::PgPool;
 
 /// Every table a read model writes, each checksummed before and after the replay.
-const READ_MODEL_TABLES: [&str; 11] = [
+pub(crate) const READ_MODEL_TABLES: [&str; 11] = [
     "events",
     "players",
     "sessions",

@@ -72,7 +72,7 @@ pub async fn chatlog(
     RawQuery(query): RawQuery,
 ) -> Result<Json<ChatLogPage>, ApiError> {
     let page = PageRequest::parse(query.as_deref().unwrap_or(""))?;
-    require_player(&state.pool, caller.account_id, player).await?;
+    require_player(&state.reads, caller.account_id, player).await?;
     let mut sql = QueryBuilder::<Postgres>::new(
         "SELECT c.id, c.entry_type, c.message, c.channel, c.server_id, c.sent_at \
          FROM chat_messages c WHERE c.account_id = ",
@@ -83,7 +83,7 @@ pub async fn chatlog(
     page.push_keyset(&mut sql, "c.sent_at", "c.id");
     let rows = sql
         .build_query_as::<ChatLogEntry>()
-        .fetch_all(&state.pool)
+        .fetch_all(&state.reads)
         .await?;
     let (items, next_cursor) = page.finish(rows, |c| HistoryCursor {
         at: c.sent_at,

@@ -204,7 +204,7 @@ pub async fn compute_funnel(
         .bind(funnel.to)
         .bind(funnel.window_seconds as f64)
         .bind(funnel.order.as_str())
-        .fetch_all(&state.pool)
+        .fetch_all(&state.reads)
         .await?;
     Ok(Json(FunnelResult {
         steps: summarize(&funnel.steps, &rows),

@@ -209,7 +209,7 @@ pub async fn get_player(
     State(state): State<AppState>,
     ApiPath(player): ApiPath<Uuid>,
 ) -> Result<Json<PlayerProfile>, ApiError> {
-    let (pool, account) = (&state.pool, caller.account_id);
+    let (pool, account) = (&state.reads, caller.account_id);
     let settings = AccountSettings::load(pool, account).await?;
     let row = player_row(pool, account, player, &settings)
         .await?

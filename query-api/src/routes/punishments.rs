@@ -125,8 +125,8 @@ pub async fn list_punishments(
     RawQuery(query): RawQuery,
 ) -> Result<Json<PunishmentPage>, ApiError> {
     let page = PageRequest::parse(query.as_deref().unwrap_or(""))?;
-    require_player(&state.pool, caller.account_id, player).await?;
-    let rows = fetch(&state.pool, caller.account_id, player, &page).await?;
+    require_player(&state.reads, caller.account_id, player).await?;
+    let rows = fetch(&state.reads, caller.account_id, player, &page).await?;
     let (items, next_cursor) = page.finish(rows, |p| HistoryCursor {
         at: p.issued_at,
         key: p.id,

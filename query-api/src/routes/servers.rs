@@ -59,7 +59,7 @@ pub async fn list_servers(
     DashboardCaller(caller): DashboardCaller,
     State(state): State<AppState>,
 ) -> Result<Json<ServerList>, ApiError> {
-    let settings = AccountSettings::load(&state.pool, caller.account_id).await?;
+    let settings = AccountSettings::load(&state.reads, caller.account_id).await?;
     let items = sqlx::query_as::<_, ServerStatus>(&format!(
         "WITH {SERVER_STATUS_CTE} \
          SELECT id, name, is_online, tps, player_count, max_players, version, last_heartbeat_at \
@@ -67,7 +67,7 @@ pub async fn list_servers(
     ))
     .bind(caller.account_id)
     .bind(settings.offline_after_seconds())
-    .fetch_all(&state.pool)
+    .fetch_all(&state.reads)
     .await?;
     Ok(Json(ServerList { items }))
 }

@@ -94,12 +94,12 @@ pub async fn list_staff(
     DashboardCaller(caller): DashboardCaller,
     State(state): State<AppState>,
 ) -> Result<Json<StaffRoster>, ApiError> {
-    let settings = AccountSettings::load(&state.pool, caller.account_id).await?;
+    let settings = AccountSettings::load(&state.reads, caller.account_id).await?;
     let items = sqlx::query_as::<_, StaffMember>(&roster_sql())
         .bind(caller.account_id)
         .bind(settings.offline_after_seconds())
         .bind(settings.staff_groups_lowercase())
-        .fetch_all(&state.pool)
+        .fetch_all(&state.reads)
         .await?;
     Ok(Json(StaffRoster { items }))
 }

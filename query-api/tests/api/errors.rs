@@ -80,3 +80,39 @@ async fn routing_and_body_errors_are_problem_details() -> anyhow::Result<()> {
     problem(response, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_500_from_a_failed_query_names_no_internals() -> anyhow::Result<()> {
+    let app = TestApp::spawn().await?;
+    let account = app.create_account("Broken").await?;
+    sqlx::query("DROP TABLE reviews CASCADE")
+        .execute(&app.db.pool)
+        .await?;
+    sqlx::query("DROP TABLE api_keys CASCADE")
+        .execute(&app.db.pool)
+        .await?;
+
+    let public = app.get_with("/api/public/reviews", None).await?;
+    let admin = app
+        .admin(Method::GET, &format!("/api/admin/accounts/{account}/keys"))
+        .send()
+        .await?;
+    for response in [public, admin] {
+        let body = problem(response, StatusCode::INTERNAL_SERVER_ERROR, "internal").await?;
+        let text = body.to_string().to_lowercase();
+        for internal in [
+            "relation",
+            "reviews",
+            "api_keys",
+            "sql",
+            "postgres",
+            "select",
+            "does not exist",
+            "database",
+            "query",
+        ] {
+            assert!(!text.contains(internal), "'{internal}' in {text}");
+        }
+    }
+    Ok(())
+}

@@ -80,9 +80,12 @@ impl TestApp {
                 event_log: EventLogConfig::default(),
                 admin_key: admin_key.clone(),
                 log_format: LogFormat::Pretty,
+                serve: shared::serve::ServeLimits::default(),
+                key_usage_flush: Duration::from_millis(200),
             },
             bind_addr: "127.0.0.1:0".parse()?,
             database_url: db.url.clone(),
+            read_database_url: None,
             trusted_proxies: Vec::new(),
         };
         let client = reqwest::Client::new();

@@ -13,4 +13,5 @@ mod players;
 mod public;
 mod rate_limits;
 mod read_models;
+mod read_replica;
 mod roster;

@@ -5,20 +5,32 @@
 //! the bucket cannot answer in time (NATS down or slow), each replica falls back to an exact
 //! window of its own: requests keep flowing, and the limit then holds per replica instead of
 //! across them. The fallback is counted in `rate_limit_fallback_total`.
+//!
+//! A failed or slow bucket opens a breaker for [`BREAKER_OPEN`]: meanwhile every request is
+//! counted locally at once, so an outage costs no request more than one bucket timeout (a 503
+//! for a write stays fast), and after it a single request probes the bucket again.
 
 use super::{Decision, Quota, WindowLog, WindowStore, admit, now_ms};
 use async_nats::jetstream::kv;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// How long a rate-limit decision may wait for the shared bucket.
 const STORE_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// How long the bucket is left alone after it failed.
+const BREAKER_OPEN: Duration = Duration::from_secs(1);
 
 /// Decides requests against the shared windows, with a local fallback.
 pub struct Limiter {
     store: KvWindows,
     fallback: Mutex<HashMap<String, WindowLog>>,
+    /// Until when the bucket is skipped after a failure (`None`: closed, use the bucket).
+    breaker: Mutex<Option<Instant>>,
+    /// One request at a time probes a bucket whose breaker just expired.
+    probing: AtomicBool,
 }
 
 impl std::fmt::Debug for Limiter {
@@ -33,30 +45,60 @@ impl Limiter {
         Self {
             store: KvWindows(bucket),
             fallback: Mutex::new(HashMap::new()),
+            breaker: Mutex::new(None),
+            probing: AtomicBool::new(false),
         }
     }
 
     /// Decides one request of `client` under `quota`.
     pub async fn check(&self, quota: Quota, client: &str) -> Decision {
-        let decision =
-            match tokio::time::timeout(STORE_TIMEOUT, admit(&self.store, quota, client, now_ms))
-                .await
-            {
-                Ok(Ok(decision)) => decision,
-                Ok(Err(error)) => {
-                    tracing::warn!(%error, "rate-limit bucket failed; counting locally");
-                    self.local(quota, client)
-                }
-                Err(_) => {
-                    tracing::warn!("rate-limit bucket timed out; counting locally");
-                    self.local(quota, client)
-                }
-            };
+        let decision = match self.shared_decision(quota, client).await {
+            Some(decision) => decision,
+            None => self.local(quota, client),
+        };
         if !decision.allowed {
             metrics::counter!("rate_limit_rejections_total", "quota" => format!("{quota:?}"))
                 .increment(1);
         }
         decision
+    }
+
+    /// The bucket's decision, or `None` when the breaker is open or the bucket fails.
+    async fn shared_decision(&self, quota: Quota, client: &str) -> Option<Decision> {
+        let open_until = *self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+        let probe = match open_until {
+            Some(until) if Instant::now() < until => return None,
+            Some(_) => {
+                // Half open: one request probes, the others keep counting locally.
+                if self.probing.swap(true, Ordering::AcqRel) {
+                    return None;
+                }
+                true
+            }
+            None => false,
+        };
+        let outcome =
+            tokio::time::timeout(STORE_TIMEOUT, admit(&self.store, quota, client, now_ms)).await;
+        if probe {
+            self.probing.store(false, Ordering::Release);
+        }
+        let mut breaker = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+        match outcome {
+            Ok(Ok(decision)) => {
+                *breaker = None;
+                Some(decision)
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "rate-limit bucket failed; counting locally for a while");
+                *breaker = Some(Instant::now() + BREAKER_OPEN);
+                None
+            }
+            Err(_) => {
+                tracing::warn!("rate-limit bucket timed out; counting locally for a while");
+                *breaker = Some(Instant::now() + BREAKER_OPEN);
+                None
+            }
+        }
     }
 
     fn local(&self, quota: Quota, client: &str) -> Decision {

@@ -1,12 +1,16 @@
 //! Test harness: private nats-server processes and per-test PostgreSQL databases.
 //!
-//! Both need outside programs; `./deploy/test.sh` installs them and sets `NATS_SERVER_BIN` and
+//! Both need outside programs (and [`PgCluster`], a private PostgreSQL a test may crash); `./deploy/test.sh` installs them and sets `NATS_SERVER_BIN` and
 //! `TEST_DATABASE_URL` before it runs `cargo test`.
 
+mod cluster;
 mod nats;
+mod pg_cluster;
 mod postgres;
 
+pub use cluster::NatsCluster;
 pub use nats::NatsServer;
+pub use pg_cluster::PgCluster;
 pub use postgres::TestDb;
 
 /// A loopback TCP port that was free a moment ago (bind 127.0.0.1:0, read the port, drop).

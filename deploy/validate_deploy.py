@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Offline checks of the deployment files in deploy/ (run by ./deploy/test.sh).
+
+Parses every YAML file and checks structure that a cluster or Docker would only reject (or,
+worse, accept) at deploy time: probes, resources and disruption budgets on every Deployment,
+selectors and ports that match, the edge routing of both plugin prefixes to ingest, files the
+compose file mounts, and the Dockerfile's stages. Runs `docker compose config -q` when the
+compose plugin is installed (no engine needed); otherwise says so and skips only that check.
+
+    python3 deploy/validate_deploy.py   # exit 1 and one line per problem when something is off
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+DEPLOY = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(DEPLOY)
+problems = []
+
+
+def check(ok, message):
+    if not ok:
+        problems.append(message)
+    return ok
+
+
+def load_all(path):
+    with open(path) as f:
+        return [doc for doc in yaml.safe_load_all(f) if doc is not None]
+
+
+def labels_match(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def check_k8s():
+    k8s = os.path.join(DEPLOY, "k8s")
+    docs = {}
+    for name in sorted(os.listdir(k8s)):
+        if name.endswith((".yaml", ".yml")):
+            docs[name] = load_all(os.path.join(k8s, name))
+    kustomization = docs.pop("kustomization.yaml", [{}])[0]
+    for resource in kustomization.get("resources", []):
+        check(os.path.exists(os.path.join(k8s, resource)), f"kustomization: {resource} missing")
+    values = docs.pop("nats-values.yaml", [{}])[0]
+    config = values.get("config", {})
+    check(config.get("cluster", {}).get("enabled") and config["cluster"].get("replicas") == 3,
+          "nats-values: cluster must be enabled with 3 replicas")
+    js = config.get("jetstream", {})
+    check(js.get("enabled") and js.get("fileStore", {}).get("enabled"),
+          "nats-values: JetStream with file storage")
+    check("max_payload" in config.get("merge", {}), "nats-values: max_payload must be raised")
+
+    objects = [(name, doc) for name, items in docs.items() for doc in items]
+    by_kind = {}
+    for name, doc in objects:
+        check("kind" in doc and "apiVersion" in doc, f"{name}: object without kind/apiVersion")
+        by_kind.setdefault(doc.get("kind"), []).append(doc)
+    clusters = by_kind.get("Cluster", [])
+    check(any(c["apiVersion"].startswith("postgresql.cnpg.io/") and c["spec"].get("instances") == 3
+              for c in clusters), "postgres-cluster: a CloudNativePG Cluster with 3 instances")
+    known = {(d["kind"], d["metadata"]["name"]) for _, d in objects}
+    # Secrets the CloudNativePG operator creates for each Cluster.
+    known |= {("Secret", c["metadata"]["name"] + "-app") for c in clusters}
+
+    deployments = by_kind.get("Deployment", [])
+    check({d["metadata"]["name"] for d in deployments} >= {"ingest", "query-api", "projector"},
+          "k8s: Deployments for ingest, query-api and projector")
+    pdbs = by_kind.get("PodDisruptionBudget", [])
+    for d in deployments:
+        name, spec = d["metadata"]["name"], d["spec"]
+        pod = spec["template"]
+        check(labels_match(spec["selector"]["matchLabels"], pod["metadata"]["labels"]),
+              f"{name}: selector does not match the pod labels")
+        for c in pod["spec"]["containers"]:
+            where = f"{name}/{c['name']}"
+            ports = {p.get("name") for p in c.get("ports", [])}
+            for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+                http = c.get(probe, {}).get("httpGet", {})
+                check(http.get("path") == path, f"{where}: {probe} on {path}")
+                check(http.get("port") in ports, f"{where}: {probe} port is not a container port")
+            resources = c.get("resources", {})
+            check({"cpu", "memory"} <= set(resources.get("requests", {})),
+                  f"{where}: cpu and memory requests")
+            check("memory" in resources.get("limits", {}), f"{where}: memory limit")
+            for source in c.get("envFrom", []):
+                ref = source.get("configMapRef") or source.get("secretRef") or {}
+                kind = "ConfigMap" if "configMapRef" in source else "Secret"
+                check((kind, ref.get("name")) in known, f"{where}: unknown {kind} {ref.get('name')}")
+            for env in c.get("env", []):
+                ref = env.get("valueFrom", {}).get("secretKeyRef")
+                if ref:
+                    check(("Secret", ref["name"]) in known, f"{where}: unknown Secret {ref['name']}")
+        if spec.get("replicas", 1) > 1:
+            check(any(labels_match(p["spec"]["selector"]["matchLabels"], pod["metadata"]["labels"])
+                      for p in pdbs), f"{name}: {spec['replicas']} replicas but no PodDisruptionBudget")
+
+    services = {s["metadata"]["name"]: s for s in by_kind.get("Service", [])}
+    for name, s in services.items():
+        targets = [d for d in deployments
+                   if labels_match(s["spec"]["selector"], d["spec"]["template"]["metadata"]["labels"])]
+        if check(targets, f"Service {name}: selects no Deployment"):
+            ports = {p.get("name") for c in targets[0]["spec"]["template"]["spec"]["containers"]
+                     for p in c.get("ports", [])}
+            for p in s["spec"]["ports"]:
+                check(p.get("targetPort") in ports, f"Service {name}: targetPort {p.get('targetPort')}")
+    routes = {}
+    for ingress in by_kind.get("Ingress", []):
+        for rule in ingress["spec"]["rules"]:
+            for path in rule["http"]["paths"]:
+                service = path["backend"]["service"]["name"]
+                check(service in services, f"Ingress: unknown Service {service}")
+                routes[path["path"]] = service
+    check_routes("Ingress", routes)
+
+
+def check_routes(what, routes):
+    for prefix in ("/api/plugin/", "/api/v1/plugin/"):
+        check(routes.get(prefix) == "ingest", f"{what}: {prefix} must go to ingest")
+    check(routes.get("/") in ("query-api", "query_api"), f"{what}: / must go to query-api")
+
+
+def check_compose():
+    path = os.path.join(DEPLOY, "compose.yaml")
+    compose = load_all(path)[0]
+    services = compose.get("services", {})
+    for name in ("nats-1", "nats-2", "nats-3", "postgres", "ingest", "projector", "query-api", "edge"):
+        check(name in services, f"compose: service {name} missing")
+    check(services.get("ingest", {}).get("deploy", {}).get("replicas") == 2, "compose: ingest x2")
+    for name, service in services.items():
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("."):
+                check(os.path.exists(os.path.join(DEPLOY, source)),
+                      f"compose: {name} mounts {source}, which does not exist")
+        build = service.get("build")
+        if build:
+            dockerfile = os.path.join(DEPLOY, build["context"], build["dockerfile"])
+            check(os.path.exists(dockerfile), f"compose: {name} builds from a missing Dockerfile")
+        for dependency in service.get("depends_on", {}):
+            check(dependency in services, f"compose: {name} depends on unknown {dependency}")
+    for i in (1, 2, 3):
+        conf = open(os.path.join(DEPLOY, "nats", f"nats-{i}.conf")).read()
+        check("sync_interval: always" in conf, f"nats-{i}.conf: sync_interval: always")
+        check(re.search(r"max_payload:\s*8MB", conf), f"nats-{i}.conf: max_payload 8MB")
+        for j in (1, 2, 3):
+            check(f"nats-route://nats-{j}:6222" in conf, f"nats-{i}.conf: no route to nats-{j}")
+
+
+def check_nginx():
+    conf = open(os.path.join(DEPLOY, "nginx", "warden.conf")).read()
+    conf = re.sub(r"#.*", "", conf)
+    routes = {m.group(1): m.group(2)
+              for m in re.finditer(r"location\s+(\S+)\s*\{[^}]*?proxy_pass\s+http://([\w-]+)", conf)}
+    check_routes("nginx", routes)
+    check(re.search(r"upstream\s+ingest\s*\{[^}]*server\s+ingest:8081", conf),
+          "nginx: upstream ingest must point at ingest:8081")
+
+
+def check_dockerfile():
+    lines = open(os.path.join(DEPLOY, "Dockerfile")).read().splitlines()
+    froms = [line for line in lines if line.startswith("FROM ")]
+    check(len(froms) >= 2, "Dockerfile: multi-stage")
+    check("RUNTIME_IMAGE" in froms[-1] and any("debian:bookworm-slim" in line for line in lines),
+          "Dockerfile: runtime on debian:bookworm-slim")
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    check(users and users[-1].split(":")[0] not in ("root", "0"), "Dockerfile: runs as non-root")
+    for binary in ("ingest", "projector", "query-api"):
+        check(any(line.startswith("COPY --from=") and binary in line for line in lines),
+              f"Dockerfile: final image lacks {binary}")
+    for line in lines:
+        if line.startswith("COPY ") and "--from=" not in line:
+            for source in line.split()[1:-1]:
+                check(os.path.exists(os.path.join(ROOT, source)), f"Dockerfile: COPY {source} missing")
+
+
+def docker_compose_config():
+    docker = shutil.which("docker")
+    if not docker or subprocess.run([docker, "compose", "version"], capture_output=True).returncode:
+        print("note: the docker compose plugin is not installed; skipped `docker compose config -q`")
+        return
+    env = dict(os.environ, ADMIN_KEY=os.environ.get("ADMIN_KEY", "x"), IP_HASH_KEY="x")
+    run = subprocess.run([docker, "compose", "-f", os.path.join(DEPLOY, "compose.yaml"), "config", "-q"],
+                         capture_output=True, text=True, env=env)
+    check(run.returncode == 0, f"docker compose config: {run.stderr.strip()}")
+    if run.returncode == 0:
+        print("docker compose config -q: ok")
+
+
+def main():
+    for step in (check_k8s, check_compose, check_nginx, check_dockerfile, docker_compose_config):
+        try:
+            step()
+        except (KeyError, TypeError, AttributeError, IndexError, OSError, yaml.YAMLError) as error:
+            problems.append(f"{step.__name__}: malformed ({type(error).__name__}: {error})")
+    for problem in problems:
+        print(f"deploy: {problem}", file=sys.stderr)
+    if problems:
+        return 1
+    print("deployment files: ok (k8s, compose, nats, nginx, Dockerfile)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+//! The rebuild's copy of the read models' tables: created empty beside the live ones, filled
+//! by the replay, and swapped in by renaming schemas' tables in one short transaction.
+//!
+//! The copy lives in its own schema (`rebuild_<time>`) and its connections put that schema
+//! first on their `search_path`, so the projections' unqualified table names (including
+//! `projection_checkpoints`) resolve to the copy while every other table (`account_settings`,
+//! `parked_messages`) still resolves to `public`. The copy's tables are made with
+//! `CREATE TABLE ... (LIKE public.x INCLUDING ALL)`: the migrations stay the only definition of
+//! the schema, and the copy follows whatever they made.
+
+use crate::checkpoint;
+use crate::projections::ReadModel;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{Executor, PgConnection, PgPool};
+use std::str::FromStr;
+
+/// The schemas a rebuild creates; any found at start are leftovers of one that crashed.
+const PREFIXES: [&str; 2] = ["rebuild_", "retired_"];
+
+/// A copy of some read models' tables in its own schema.
+#[derive(Debug)]
+pub(super) struct TableCopy {
+    /// `rebuild_<time>`: where the copy is filled.
+    pub(super) schema: String,
+    /// `retired_<time>`: where the swap moves the tables it replaces.
+    retired: String,
+    tables: Vec<&'static str>,
+}
+
+/// Drops the schemas a crashed rebuild left behind (the caller holds the rebuild lock, so no
+/// other rebuild is using them).
+pub(super) async fn drop_leftovers(pool: &PgPool) -> Result<(), sqlx::Error> {
+    let patterns: Vec<String> = PREFIXES.iter().map(|p| format!("{p}%")).collect();
+    let schemas: Vec<String> =
+        sqlx::query_scalar("SELECT nspname::text FROM pg_namespace WHERE nspname LIKE ANY($1)")
+            .bind(&patterns)
+            .fetch_all(pool)
+            .await?;
+    for schema in schemas {
+        tracing::warn!(%schema, "dropping what an interrupted rebuild left behind");
+        sqlx::raw_sql(&format!("DROP SCHEMA {} CASCADE", quoted(&schema)))
+            .execute(pool)
+            .await?;
+    }
+    Ok(())
+}
+
+impl TableCopy {
+    /// Creates the schema, an empty copy of every table of `models`, and the copy's own
+    /// checkpoints at 0, in one transaction.
+    pub(super) async fn create(pool: &PgPool, models: &[ReadModel]) -> Result<Self, sqlx::Error> {
+        let stamp = chrono::Utc::now().format("%Y%m%d_%H%M%S_%3f");
+        let copy = TableCopy {
+            schema: format!("rebuild_{stamp}"),
+            retired: format!("retired_{stamp}"),
+            tables: models.iter().flat_map(|m| m.tables()).copied().collect(),
+        };
+        let mut tx = pool.begin().await?;
+        let mut ddl = format!("CREATE SCHEMA {};", copy.schema);
+        for table in copy.tables.iter().chain(&["projection_checkpoints"]) {
+            ddl.push_str(&format!(
+                "CREATE TABLE {schema}.{table} (LIKE public.{table} INCLUDING ALL);",
+                schema = copy.schema
+            ));
+        }
+        (&mut *tx).execute(ddl.as_str()).await?;
+        sqlx::query(&format!(
+            "INSERT INTO {}.projection_checkpoints (projection, last_sequence, updated_at)
+             SELECT name, 0, now() FROM UNNEST($1::text[]) AS t(name)",
+            copy.schema
+        ))
+        .bind(crate::projections::names_of(models))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(copy)
+    }
+
+    /// A pool whose unqualified table names resolve to the copy first, then to `public`.
+    pub(super) async fn connect(&self, database_url: &str) -> Result<PgPool, sqlx::Error> {
+        let options = PgConnectOptions::from_str(database_url)?
+            .options([("search_path", format!("{},public", self.schema))]);
+        PgPoolOptions::new()
+            .max_connections(2)
+            .connect_with(options)
+            .await
+    }
+
+    /// Gathers planner statistics on the copy, so reads are planned well right after the swap.
+    pub(super) async fn analyze(&self, pool: &PgPool) -> Result<(), sqlx::Error> {
+        let tables: Vec<String> = self
+            .tables
+            .iter()
+            .map(|t| format!("{}.{t}", self.schema))
+            .collect();
+        sqlx::raw_sql(&format!("ANALYZE {}", tables.join(", ")))
+            .execute(pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Inside the swap transaction (which already holds the models' checkpoint rows): locks
+    /// the live tables, moves them to the retired schema, moves the copy into `public` under
+    /// the live tables' index names, and sets the models' checkpoints to `position`.
+    pub(super) async fn swap_in(
+        &self,
+        tx: &mut PgConnection,
+        names: &[&'static str],
+        position: u64,
+    ) -> Result<(), sqlx::Error> {
+        let live: Vec<String> = self.tables.iter().map(|t| format!("public.{t}")).collect();
+        let mut ddl = format!(
+            "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE; CREATE SCHEMA {};",
+            live.join(", "),
+            self.retired
+        );
+        for table in &self.tables {
+            ddl.push_str(&format!(
+                "ALTER TABLE public.{table} SET SCHEMA {retired};
+                 ALTER TABLE {copy}.{table} SET SCHEMA public;",
+                retired = self.retired,
+                copy = self.schema
+            ));
+        }
+        (&mut *tx).execute(ddl.as_str()).await?;
+        for table in &self.tables {
+            self.keep_index_names(tx, table).await?;
+        }
+        sqlx::query(
+            "UPDATE public.projection_checkpoints SET last_sequence = $2, updated_at = now()
+             WHERE projection = ANY($1)",
+        )
+        .bind(names)
+        .bind(checkpoint::to_column(position))
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    }
+
+    /// `LIKE ... INCLUDING ALL` names the copied indexes after their columns; renames each to
+    /// the name of the retired index with the same definition, so later migrations that name
+    /// an index still find it.
+    async fn keep_index_names(
+        &self,
+        tx: &mut PgConnection,
+        table: &str,
+    ) -> Result<(), sqlx::Error> {
+        let renames: Vec<(String, String)> = sqlx::query_as(
+            "SELECT n.relname::text, o.relname::text
+             FROM pg_index ni
+             JOIN pg_class n ON n.oid = ni.indexrelid
+             JOIN pg_index oi ON oi.indrelid = $2::regclass AND oi.indisunique = ni.indisunique
+             JOIN pg_class o ON o.oid = oi.indexrelid
+             WHERE ni.indrelid = $1::regclass
+               AND n.relname <> o.relname
+               AND substring(pg_get_indexdef(ni.indexrelid) FROM ' USING .*$')
+                 = substring(pg_get_indexdef(oi.indexrelid) FROM ' USING .*$')",
+        )
+        .bind(format!("public.{table}"))
+        .bind(format!("{}.{table}", self.retired))
+        .fetch_all(&mut *tx)
+        .await?;
+        for (new, old) in renames {
+            let rename = format!(
+                "ALTER INDEX public.{} RENAME TO {}",
+                quoted(&new),
+                quoted(&old)
+            );
+            (&mut *tx).execute(rename.as_str()).await?;
+        }
+        Ok(())
+    }
+
+    /// Drops the copy's schema and, after a swap, the retired tables.
+    pub(super) async fn drop(&self, pool: &PgPool) -> Result<(), sqlx::Error> {
+        sqlx::raw_sql(&format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE; DROP SCHEMA IF EXISTS {} CASCADE;",
+            self.retired, self.schema
+        ))
+        .execute(pool)
+        .await?;
+        Ok(())
+    }
+}
+
+/// `name` as a quoted SQL identifier.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}

@@ -1,0 +1,268 @@
+//! Serving a router over HTTP with the limits an internet-facing service needs: a cap on
+//! concurrent connections, a deadline for the request head (slowloris), a whole-request
+//! deadline, and a graceful stop. Every binary serves through [`serve`].
+//!
+//! **Connection cap.** The accept loop takes a permit before it accepts, so over the cap new
+//! connections wait in the kernel's listen backlog (their TCP handshake completes, but no byte
+//! is read) until a connection closes; when the backlog itself is full the kernel refuses
+//! them. Nothing is accepted only to be closed, and a burst is served as soon as it can be.
+//!
+//! **Head deadline.** A connection must deliver a complete request head within
+//! `header_read_timeout`: hyper's HTTP/1 header timer (driven by a [`TokioTimer`]) covers a
+//! head sent too slowly, and the wait for the first request is bounded by the same timeout,
+//! because hyper's timer does not cover a connection that never sends a byte (nor one that
+//! trickles an HTTP/2 preface). An idle keep-alive connection is closed by the same timer.
+//!
+//! **Request deadline.** A response must start within `request_timeout`, or the request gets
+//! 503 `request_timeout`. Only the response head is timed: an open SSE stream, whose body
+//! runs for as long as the client stays, is not cut (and its path is exempt anyway).
+//! Slow request bodies are bounded where bodies are read (`body_read_timeout`, 408).
+
+use crate::config::{ConfigError, or_default};
+use crate::problem::Problem;
+use axum::Router;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::service::TowerToHyperService;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::{Service, ServiceExt};
+
+/// Paths whose responses are long-lived streams: exempt from the request deadline.
+pub const LONG_LIVED_PATHS: &[&str] = &["/api/v1/events/stream"];
+
+/// The serving limits, from `MAX_CONNECTIONS`, `HEADER_READ_TIMEOUT_SECS`,
+/// `BODY_READ_TIMEOUT_SECS` and `REQUEST_TIMEOUT_SECS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServeLimits {
+    /// Connections served at once; more wait in the kernel backlog (default 10,000).
+    pub max_connections: usize,
+    /// Time to deliver a complete request head, counted from the connection's start or the
+    /// end of its previous response (default 10 s).
+    pub header_read_timeout: Duration,
+    /// Time to deliver a request body once its head is in (default 30 s; 408 past it).
+    pub body_read_timeout: Duration,
+    /// Time for a response to start (default 30 s; 503 past it).
+    pub request_timeout: Duration,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 10_000,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ServeLimits {
+    /// Reads the limits from the environment, defaulting each one.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let d = Self::default();
+        let secs = |name, default: Duration| -> Result<Duration, ConfigError> {
+            Ok(Duration::from_secs(or_default(name, default.as_secs())?))
+        };
+        Ok(Self {
+            max_connections: or_default("MAX_CONNECTIONS", d.max_connections)?.max(1),
+            header_read_timeout: secs("HEADER_READ_TIMEOUT_SECS", d.header_read_timeout)?,
+            body_read_timeout: secs("BODY_READ_TIMEOUT_SECS", d.body_read_timeout)?,
+            request_timeout: secs("REQUEST_TIMEOUT_SECS", d.request_timeout)?,
+        })
+    }
+}
+
+/// Every request's body read timeout, as a request extension (set by [`serve`]), for
+/// extractors that read bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyReadTimeout(pub Duration);
+
+/// 408 `request_timeout`: the client did not send its request body in time.
+pub fn body_timeout_problem(limit: Duration) -> Problem {
+    Problem::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request_timeout",
+        "Request timeout",
+        format!(
+            "the request body did not arrive within {} s; send it without pauses",
+            limit.as_secs_f64()
+        ),
+    )
+    .with_header(header::CONNECTION, HeaderValue::from_static("close"))
+}
+
+/// Serves `router` on `listener` under `limits` until `shutdown`, then stops accepting, lets
+/// in-flight requests finish (open SSE streams end on the same token) and returns once every
+/// connection has closed. Handlers see the peer as `ConnectInfo<SocketAddr>`.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: &ServeLimits,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let router = router.layer(middleware::from_fn_with_state(*limits, request_deadline));
+    let mut make_service = router.into_make_service_with_connect_info::<SocketAddr>();
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let connections = TaskTracker::new();
+    loop {
+        // The permit comes first: over the cap, connections wait unaccepted in the backlog.
+        let permit = tokio::select! {
+            () = shutdown.cancelled() => break,
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+        };
+        let (stream, peer) = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    accept_failed(&error).await;
+                    continue;
+                }
+            },
+        };
+        let service = match make_service.call(peer).await {
+            Ok(service) => service,
+            Err(never) => match never {},
+        };
+        connections.spawn(serve_connection(
+            Connection {
+                stream,
+                peer,
+                permit,
+                header_read_timeout: limits.header_read_timeout,
+            },
+            builder.clone(),
+            service,
+            shutdown.clone(),
+        ));
+    }
+    connections.close();
+    connections.wait().await;
+    Ok(())
+}
+
+/// One accepted connection and the permit it holds until it closes.
+struct Connection {
+    stream: TcpStream,
+    peer: SocketAddr,
+    permit: OwnedSemaphorePermit,
+    header_read_timeout: Duration,
+}
+
+type ConnService = axum::middleware::AddExtension<Router, ConnectInfo<SocketAddr>>;
+
+async fn serve_connection(
+    conn: Connection,
+    builder: Arc<Builder<TokioExecutor>>,
+    service: ConnService,
+    shutdown: CancellationToken,
+) {
+    let Connection {
+        stream,
+        peer,
+        permit,
+        header_read_timeout,
+    } = conn;
+    // hyper's HTTP/1 header timer only runs once hyper-util has read enough to tell HTTP/1
+    // from HTTP/2; a connection that sends nothing (or an HTTP/2 preface a byte at a time)
+    // would wait forever. So the first request must reach the service within the timeout.
+    let started = Arc::new(AtomicBool::new(false));
+    let seen = started.clone();
+    let service = TowerToHyperService::new(service.map_request(move |request: Request<_>| {
+        seen.store(true, Ordering::Relaxed);
+        request
+    }));
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let first_request = tokio::time::sleep(header_read_timeout);
+    tokio::pin!(first_request);
+    let (mut stopping, mut waiting_for_first) = (false, true);
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(error) = result {
+                    tracing::debug!(%peer, %error, "connection ended with an error");
+                }
+                break;
+            }
+            () = &mut first_request, if waiting_for_first => {
+                waiting_for_first = false;
+                if !started.load(Ordering::Relaxed) {
+                    metrics::counter!("http_connections_timed_out_total").increment(1);
+                    tracing::debug!(%peer, "no request head within the header timeout; closed");
+                    break;
+                }
+            }
+            () = shutdown.cancelled(), if !stopping => {
+                stopping = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
+    drop(permit);
+}
+
+/// Errors of `accept` on one connection are that connection's; others (out of file
+/// descriptors) get a pause so the loop does not spin.
+async fn accept_failed(error: &std::io::Error) {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        error.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    tracing::warn!(%error, "accept failed; pausing");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// The whole-request deadline: a response must start within the limit. Also hands the body
+/// read timeout to the extractors.
+async fn request_deadline(
+    State(limits): State<ServeLimits>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    request
+        .extensions_mut()
+        .insert(BodyReadTimeout(limits.body_read_timeout));
+    let limit = limits.request_timeout;
+    if LONG_LIVED_PATHS.contains(&request.uri().path()) {
+        return next.run(request).await;
+    }
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            metrics::counter!("http_request_timeouts_total").increment(1);
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "request_timeout",
+                "Request timed out",
+                "the request took too long to answer; retry shortly",
+            )
+            .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+            .into_response()
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! In-process ingest (`ingest::App`) and projector on a private nats-server and a given
+//! database, a load generator that keeps a ledger of every 2xx, and read-model comparisons.
+
+use async_nats::jetstream;
+use projector::Projector;
+use serde_json::json;
+use shared::config::CommonConfig;
+use shared::event_log::EventLogConfig;
+use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
+use shared::telemetry::LogFormat;
+use sqlx::PgPool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use test_support::{NatsServer, TestDb};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Every table a read model writes.
+const READ_MODEL_TABLES: [&str; 11] = [
+    "events",
+    "players",
+    "sessions",
+    "session_server_heartbeats",
+    "servers",
+    "server_samples",
+    "server_minutes",
+    "punishments",
+    "punishment_revokes",
+    "anticheat_flags",
+    "chat_messages",
+];
+
+/// Ingest and a projector wired to one nats-server and one database.
+pub(crate) struct Rig {
+    nats_url: String,
+    pub(crate) projector_config: projector::Config,
+    pub(crate) ingest_base: String,
+    plugin_key: String,
+    http: reqwest::Client,
+    shutdown: CancellationToken,
+    /// The live projector.
+    _projector: JoinHandle<anyhow::Result<()>>,
+}
+
+impl Rig {
+    /// Starts ingest and a projector on `nats` and `db`.
+    pub(crate) async fn start(nats: &NatsServer, db: &TestDb) -> anyhow::Result<Rig> {
+        shared::telemetry::init_test_tracing();
+        let id = Uuid::new_v4().simple();
+        let common = CommonConfig {
+            nats_url: nats.url(),
+            event_log: EventLogConfig {
+                stream: format!("F_{id}"),
+                subject_prefix: format!("f{id}"),
+                key_bucket: format!("K_{id}"),
+                rate_bucket: format!("R_{id}"),
+                ..EventLogConfig::default()
+            },
+            admin_key: generate_secret(KeyKind::Admin),
+            log_format: LogFormat::Pretty,
+            serve: shared::serve::ServeLimits::default(),
+            key_usage_flush: Duration::from_secs(30),
+        };
+        let any_port = "127.0.0.1:0".parse()?;
+        let shutdown = CancellationToken::new();
+        let ingest = ingest::App::build(
+            ingest::Config {
+                common: common.clone(),
+                bind_addr: any_port,
+                ip_hash_key: "test-ip-hash-key".into(),
+                publish_timeout: Duration::from_secs(2),
+            },
+            shutdown.clone(),
+        )
+        .await?;
+        let ingest_base = format!("http://{}", ingest.local_addr());
+        tokio::spawn(ingest.run_until_stopped(shutdown.clone()));
+        let projector_config = projector::Config {
+            common: common.clone(),
+            database_url: db.url.clone(),
+            bind_addr: any_port,
+            batch_max: 50,
+            batch_wait: Duration::from_millis(10),
+        };
+        let projector = Projector::build(&projector_config).await?;
+        let task = tokio::spawn(projector.run(shutdown.clone()));
+
+        let plugin_key = generate_secret(KeyKind::Plugin);
+        let entry = KeyEntry {
+            key_id: Uuid::now_v7(),
+            account_id: Uuid::now_v7(),
+            kind: KeyKind::Plugin,
+            expires_at: None,
+        };
+        jetstream::new(async_nats::connect(nats.url()).await?)
+            .get_key_value(&common.event_log.key_bucket)
+            .await?
+            .put(hash_secret(&plugin_key), serde_json::to_vec(&entry)?.into())
+            .await?;
+        let rig = Rig {
+            nats_url: nats.url(),
+            projector_config,
+            ingest_base,
+            plugin_key,
+            http: reqwest::Client::new(),
+            shutdown,
+            _projector: task,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while rig.post_chat(1).await.status != 202 {
+            anyhow::ensure!(Instant::now() < deadline, "ingest never accepted the key");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(rig)
+    }
+
+    /// Posts `n` chat lines with client ids.
+    pub(crate) async fn post_chat(&self, n: usize) -> Posted {
+        let ids: Vec<Uuid> = (0..n).map(|_| Uuid::now_v7()).collect();
+        let lines: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                json!({"id": id, "server_id": "7d6b4c0e-1d1f-4f7e-9a53-8c1f3f3c2a10",
+                "player_uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5", "entry_type": "chat",
+                "message": "steady", "channel": "global"})
+            })
+            .collect();
+        let sent = Instant::now();
+        let status = self
+            .http
+            .post(format!("{}/api/plugin/chat", self.ingest_base))
+            .bearer_auth(&self.plugin_key)
+            .json(&lines)
+            .send()
+            .await
+            .map_or(0, |r| r.status().as_u16());
+        Posted {
+            ids,
+            status,
+            sent,
+            answered: Instant::now(),
+        }
+    }
+
+    /// The stream's last sequence.
+    pub(crate) async fn stream_last(&self) -> anyhow::Result<u64> {
+        let js = jetstream::new(async_nats::connect(&self.nats_url).await?);
+        let mut stream = js
+            .get_stream(&self.projector_config.common.event_log.stream)
+            .await?;
+        Ok(stream.info().await?.state.last_sequence)
+    }
+
+    /// Folds the stream from scratch into `db` with a fresh projector, up to `last`.
+    pub(crate) async fn fresh_fold(&self, db: &TestDb, last: u64) -> anyhow::Result<()> {
+        let mut config = self.projector_config.clone();
+        config.database_url = db.url.clone();
+        let projector = Projector::build(&config).await?;
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(projector.run(stop.clone()));
+        every_checkpoint_at(&db.pool, last).await?;
+        stop.cancel();
+        task.await??;
+        Ok(())
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// One request the load generator sent and what came back.
+#[derive(Debug, Clone)]
+pub(crate) struct Posted {
+    pub(crate) ids: Vec<Uuid>,
+    /// The HTTP status, 0 when no answer came.
+    pub(crate) status: u16,
+    pub(crate) sent: Instant,
+    pub(crate) answered: Instant,
+}
+
+/// Posts chat batches from `tasks` concurrent tasks until `stop`; every answer goes in the
+/// returned log, so the 2xx among them are the ledger.
+pub(crate) fn load(
+    rig: &Arc<Rig>,
+    tasks: usize,
+    pause: Duration,
+    stop: &CancellationToken,
+) -> (Arc<Mutex<Vec<Posted>>>, Vec<JoinHandle<()>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let handles = (0..tasks)
+        .map(|_| {
+            let (rig, stop, log) = (rig.clone(), stop.clone(), log.clone());
+            tokio::spawn(async move {
+                while !stop.is_cancelled() {
+                    let posted = rig.post_chat(10).await;
+                    log.lock().map(|mut log| log.push(posted)).ok();
+                    tokio::time::sleep(pause).await;
+                }
+            })
+        })
+        .collect();
+    (log, handles)
+}
+
+/// Waits (60 s at most) until every checkpoint is at `sequence` or past it.
+pub(crate) async fn every_checkpoint_at(pool: &PgPool, sequence: u64) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let lowest: Option<i64> =
+            sqlx::query_scalar("SELECT min(last_sequence) FROM projection_checkpoints")
+                .fetch_one(pool)
+                .await
+                .ok()
+                .flatten();
+        if lowest.is_some_and(|l| l >= sequence as i64) {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "checkpoints never reached {sequence}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Fails unless every id of a 2xx answer is stored in `chat_messages` exactly once.
+pub(crate) async fn assert_ledger_stored_once(pool: &PgPool, log: &[Posted]) -> anyhow::Result<()> {
+    let ledger: Vec<Uuid> = log
+        .iter()
+        .filter(|p| (200..300).contains(&p.status))
+        .flat_map(|p| p.ids.iter().copied())
+        .collect();
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM chat_messages WHERE id = ANY($1)")
+        .bind(&ledger)
+        .fetch_one(pool)
+        .await?;
+    anyhow::ensure!(
+        stored == ledger.len() as i64,
+        "{} acknowledged records, {stored} stored",
+        ledger.len()
+    );
+    Ok(())
+}
+
+/// Fails unless both databases hold the same read models, table by table.
+pub(crate) async fn assert_same_read_models(
+    actual: &PgPool,
+    expected: &PgPool,
+) -> anyhow::Result<()> {
+    for table in READ_MODEL_TABLES {
+        // The table names are constants, so formatting them in is safe.
+        let sql = format!(
+            "SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), ''))
+             FROM {table} t"
+        );
+        let a: (i64, String) = sqlx::query_as(&sql).fetch_one(actual).await?;
+        let e: (i64, String) = sqlx::query_as(&sql).fetch_one(expected).await?;
+        anyhow::ensure!(a == e, "{table} differs from a fresh fold: {a:?} vs {e:?}");
+    }
+    Ok(())
+}
