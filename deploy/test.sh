@@ -95,6 +95,31 @@ done
 run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
 run_step "cargo test" cargo test ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
 
+# The quick benchmark keeps the harness working; it asserts that it completes and that its
+# report is well formed, never a speed. It uses the debug build (no second, release build in
+# CI); BENCH_IN_TEST=0 skips it, and it is skipped when cargo test was narrowed to packages.
+bench_quick() {
+    rm -f target/bench/report.json
+    ./deploy/bench.sh --quick --debug &&
+        python3 - target/bench/report.json <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+for key in ("mode", "machine", "measurements", "memory_mib", "targets"):
+    assert key in report, f"report.json lacks {key}"
+names = {m["name"] for m in report["measurements"]}
+for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_catch_up", "raw_insert",
+             "ingest_plus_projector", "raw_chain", "post_to_stream", "player_lookup",
+             "chatlog_newest_50", "event_search", "funnel_3_steps"):
+    assert name in names, f"report.json lacks measurement {name}"
+for target in report["targets"]:
+    assert isinstance(target["holds"], bool) and target["requirement"], target
+print(f"report.json well formed: {len(names)} measurements, {len(report['targets'])} targets")
+PY
+}
+if [[ "${BENCH_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "quick benchmark" bench_quick
+fi
+
 section "summary"
 if ((${#failed[@]} > 0)); then
     log "failed: ${failed[*]}"

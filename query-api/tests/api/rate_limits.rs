@@ -222,3 +222,30 @@ async fn an_open_stream_counts_once() {
     );
     drop(stream);
 }
+
+#[tokio::test]
+async fn a_concurrent_burst_of_the_whole_quota_gets_through() {
+    let app = TestApp::spawn().await.expect("app");
+    let (_, key) = app.account_with_dashboard_key().await.expect("account");
+    let key = text(&key["key"]);
+    let url = app.url("/api/servers");
+    // account_with_dashboard_key spent one request; the other 59 go at once.
+    let burst = (0..59).map(|_| app.client.get(&url).bearer_auth(&key).send());
+    let statuses: Vec<StatusCode> = futures::future::join_all(burst)
+        .await
+        .into_iter()
+        .map(|response| response.expect("sent").status())
+        .collect();
+    assert!(
+        statuses.iter().all(|s| *s == StatusCode::OK),
+        "{statuses:?}"
+    );
+    let next = app
+        .client
+        .get(&url)
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(next.status(), StatusCode::TOO_MANY_REQUESTS);
+}

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How long a rate-limit decision may wait for the shared bucket.
+/// How long one call to the shared bucket may take before it counts as failed.
 const STORE_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// How long the bucket is left alone after it failed.
@@ -77,24 +77,19 @@ impl Limiter {
             }
             None => false,
         };
-        let outcome =
-            tokio::time::timeout(STORE_TIMEOUT, admit(&self.store, quota, client, now_ms)).await;
+        // The timeout is per store call (see KvWindows): contention retries are not failures.
+        let outcome = admit(&self.store, quota, client, now_ms).await;
         if probe {
             self.probing.store(false, Ordering::Release);
         }
         let mut breaker = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
         match outcome {
-            Ok(Ok(decision)) => {
+            Ok(decision) => {
                 *breaker = None;
                 Some(decision)
             }
-            Ok(Err(error)) => {
+            Err(error) => {
                 tracing::warn!(%error, "rate-limit bucket failed; counting locally for a while");
-                *breaker = Some(Instant::now() + BREAKER_OPEN);
-                None
-            }
-            Err(_) => {
-                tracing::warn!("rate-limit bucket timed out; counting locally for a while");
                 *breaker = Some(Instant::now() + BREAKER_OPEN);
                 None
             }
@@ -118,11 +113,20 @@ impl Limiter {
 /// The rate-limit bucket as a [`WindowStore`].
 struct KvWindows(kv::Store);
 
+/// Bounds one bucket call; a timeout is a store failure.
+async fn bounded<T, E: std::fmt::Display>(
+    call: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<Result<T, E>, String> {
+    tokio::time::timeout(STORE_TIMEOUT, call)
+        .await
+        .map_err(|_| "the rate-limit bucket timed out".to_owned())
+}
+
 impl WindowStore for KvWindows {
     type Error = String;
 
     async fn load(&self, key: &str) -> Result<Option<(Vec<u8>, u64)>, String> {
-        match self.0.entry(key).await.map_err(|e| e.to_string())? {
+        match bounded(self.0.entry(key)).await?.map_err(|e| e.to_string())? {
             Some(entry) if entry.operation == kv::Operation::Put => {
                 Ok(Some((entry.value.to_vec(), entry.revision)))
             }
@@ -131,7 +135,7 @@ impl WindowStore for KvWindows {
     }
 
     async fn create(&self, key: &str, value: Vec<u8>) -> Result<bool, String> {
-        match self.0.create(key, value.into()).await {
+        match bounded(self.0.create(key, value.into())).await? {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(e.to_string()),
@@ -139,7 +143,7 @@ impl WindowStore for KvWindows {
     }
 
     async fn update(&self, key: &str, value: Vec<u8>, revision: u64) -> Result<bool, String> {
-        match self.0.update(key, value.into(), revision).await {
+        match bounded(self.0.update(key, value.into(), revision)).await? {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
             Err(e) => Err(e.to_string()),

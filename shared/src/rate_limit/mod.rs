@@ -13,8 +13,10 @@ use std::future::Future;
 
 /// The window every quota is counted over, in milliseconds.
 pub const WINDOW_MS: u64 = 60_000;
-/// Compare-and-set attempts before a request counts as refused under contention.
-const MAX_ATTEMPTS: usize = 16;
+/// Compare-and-set attempts before a request counts as refused under contention. A burst of
+/// concurrent requests on one key serializes through the log's revision; with the jittered
+/// backoff below, 64 attempts let a burst of the whole quota through.
+const MAX_ATTEMPTS: u32 = 64;
 
 /// Who a quota applies to, and its size per rolling minute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +209,13 @@ pub async fn admit<S: WindowStore>(
     now_ms: impl Fn() -> u64,
 ) -> Result<Decision, S::Error> {
     let key = quota.store_key(client);
-    for _ in 0..MAX_ATTEMPTS {
+    for attempt in 0..MAX_ATTEMPTS {
+        if attempt > 0 {
+            // Jittered, growing backoff, so concurrent writers of one log stop colliding.
+            let ceiling = 200 * u64::from(attempt.min(20));
+            let micros = rand::random_range(0..=ceiling);
+            tokio::time::sleep(std::time::Duration::from_micros(micros)).await;
+        }
         let stored = store.load(&key).await?;
         let mut log = stored
             .as_ref()

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Runs the benchmark on private servers and writes target/bench/report.json plus a table.
+#
+#   ./deploy/bench.sh [--quick] [--debug]
+#
+#   --quick   a small version that finishes in a couple of minutes (CI runs it via test.sh)
+#   --debug   use the debug build (what test.sh has already built) instead of a release build;
+#             the numbers are then meaningless, only the harness is exercised
+#
+# It builds warden-bench (one cargo build), starts a private nats-server with
+# `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's
+# durable settings (fsync on, unlike test.sh's throw-away cluster), both on free loopback ports
+# under a temporary directory, runs `warden-bench run`, and removes everything at exit.
+# warden-bench starts ingest, projector and query-api as child processes on loopback.
+set -euo pipefail
+
+# shellcheck source=deploy/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+
+quick=()
+profile=release
+for arg in "$@"; do
+    case "$arg" in
+    --quick) quick=(--quick) ;;
+    --debug) profile=debug ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) die "unknown argument: $arg (see --help)" ;;
+    esac
+done
+
+section "install what is missing"
+require_python
+ensure_postgres_installed
+ensure_nats_installed
+
+section "build ($profile)"
+if [[ "$profile" == release ]]; then
+    cargo build --release -p warden-bench
+else
+    cargo build -p warden-bench
+fi
+BENCH_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/$profile/warden-bench"
+[[ -x "$BENCH_BIN" ]] || die "cargo build succeeded but $BENCH_BIN does not exist"
+
+section "private servers"
+work="$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")"
+nats_pid=""
+cleanup() {
+    if [[ -n "$nats_pid" ]]; then stop_pid "$nats_pid" "bench nats-server" 15; fi
+    pg_stop "$work/pg/data" fast || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+# 1,000 open streams plus their server ends need more than the usual 1,024 descriptors.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || warn "could not raise the open-file limit"
+
+nats_port="$(free_port)"
+mkdir -p "$work/nats/store"
+cat >"$work/nats/nats.conf" <<CONF
+listen: 127.0.0.1:$nats_port
+max_payload: 8MB
+jetstream {
+  store_dir: "$work/nats/store"
+  # As in the stack (deploy/lib.sh): fsync every write, so every ack measured is durable.
+  sync_interval: always
+}
+CONF
+log "starting nats-server on 127.0.0.1:$nats_port"
+"$NATS_BIN" -c "$work/nats/nats.conf" </dev/null >"$work/nats/nats.log" 2>&1 &
+nats_pid=$!
+for ((i = 0; i < 100; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$nats_port") 2>/dev/null && break
+    pid_alive "$nats_pid" || die "nats-server exited: $(tail -n 5 "$work/nats/nats.log")"
+    sleep 0.1
+done
+
+mkdir -p "$work/pg"
+pg_own_dir "$work"
+pg_init "$work/pg/data"
+pg_port="$(free_port)"
+# The stack's settings (defaults: fsync, synchronous_commit, full_page_writes all on); only
+# the connection limit is raised for the services' pools and the harness.
+pg_start "$work/pg/data" "$work/pg/run" "$pg_port" "$work/pg/postgres.log" "max_connections = 200"
+
+section "benchmark"
+mkdir -p target/bench
+pg_pid="$(head -n 1 "$work/pg/data/postmaster.pid")"
+BENCH_NATS_URL="nats://127.0.0.1:$nats_port" BENCH_PG_URL="postgres://postgres@127.0.0.1:$pg_port" \
+    BENCH_NATS_PID="$nats_pid" BENCH_PG_PID="$pg_pid" \
+    "$BENCH_BIN" run ${quick[@]+"${quick[@]}"} --out target/bench/report.json

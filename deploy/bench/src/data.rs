@@ -1,0 +1,222 @@
+//! Synthetic records: chat batches as plugins send them, and the log messages ingest would
+//! append for them (same envelope, same sizes).
+
+use chrono::{DateTime, Utc};
+use rand::Rng;
+use rand::seq::IndexedRandom;
+use serde_json::value::RawValue;
+use shared::envelope::{LogMessage, Logged, RecordBatch};
+use shared::records::{ChatEntry, ChatEntryType, CustomEvent, Session, SessionEvent};
+use uuid::Uuid;
+
+/// Records per chat batch, as the issue specifies.
+pub(crate) const CHAT_BATCH: usize = 100;
+
+const WORDS: &[&str] = &[
+    "gg",
+    "anyone",
+    "trade",
+    "diamonds",
+    "for",
+    "my",
+    "netherite",
+    "lol",
+    "where",
+    "is",
+    "the",
+    "spawn",
+    "shop",
+    "lag",
+    "again",
+    "nice",
+    "build",
+    "who",
+    "wants",
+    "to",
+    "party",
+    "up",
+    "boss",
+    "raid",
+    "tonight",
+    "sell",
+    "emeralds",
+    "cheap",
+    "thanks",
+    "help",
+    "base",
+    "griefed",
+];
+const CHANNELS: &[&str] = &["global", "local", "trade", "staff"];
+/// Custom event names the generators use; the funnel reads the first three in order.
+pub(crate) const EVENT_NAMES: &[&str] = &[
+    "quest_started",
+    "quest_progress",
+    "quest_completed",
+    "crate_opened",
+    "shop_purchase",
+    "level_up",
+    "vote_cast",
+    "kit_claimed",
+];
+
+/// A chat line of 3..=14 words.
+pub(crate) fn chat_text(rng: &mut impl Rng) -> String {
+    let words = rng.random_range(3..=14);
+    let mut text = String::with_capacity(words * 7);
+    for i in 0..words {
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push_str(WORDS.choose(rng).unwrap_or(&"gg"));
+    }
+    text
+}
+
+/// A player's name derived from its index.
+pub(crate) fn player_name(index: usize) -> String {
+    format!("Player{index}")
+}
+
+/// One chat entry by one of `players` on `server`.
+pub(crate) fn chat_entry(
+    rng: &mut impl Rng,
+    server: Uuid,
+    players: &[Uuid],
+    now: DateTime<Utc>,
+) -> ChatEntry {
+    let index = rng.random_range(0..players.len().max(1));
+    ChatEntry {
+        server_id: server,
+        player_uuid: players.get(index).copied().unwrap_or_else(Uuid::nil),
+        player_name: Some(player_name(index)),
+        entry_type: if rng.random_bool(0.1) {
+            ChatEntryType::Command
+        } else {
+            ChatEntryType::Chat
+        },
+        message: chat_text(rng),
+        channel: Some((*CHANNELS.choose(rng).unwrap_or(&"global")).to_owned()),
+        sent_at: Some(now),
+    }
+}
+
+/// A chat entry with its client id, as a plugin sends it.
+#[derive(serde::Serialize)]
+struct ChatWithId {
+    id: Uuid,
+    #[serde(flatten)]
+    entry: ChatEntry,
+}
+
+/// A 100-record chat batch with client ids, as a plugin posts it (`POST /api/plugin/chat`).
+pub(crate) fn chat_batch_body(
+    rng: &mut impl Rng,
+    server: Uuid,
+    players: &[Uuid],
+) -> anyhow::Result<Vec<u8>> {
+    let now = Utc::now();
+    let records: Vec<ChatWithId> = (0..CHAT_BATCH)
+        .map(|_| ChatWithId {
+            id: Uuid::now_v7(),
+            entry: chat_entry(rng, server, players, now),
+        })
+        .collect();
+    Ok(serde_json::to_vec(&records)?)
+}
+
+/// The log message ingest appends for a 100-record chat batch.
+pub(crate) fn chat_log_message(
+    rng: &mut impl Rng,
+    account: Uuid,
+    server: Uuid,
+    players: &[Uuid],
+) -> LogMessage {
+    let now = Utc::now();
+    let records = (0..CHAT_BATCH)
+        .map(|_| Logged {
+            id: Uuid::now_v7(),
+            record: chat_entry(rng, server, players, now),
+        })
+        .collect();
+    LogMessage::new(account, now, RecordBatch::Chat(records))
+}
+
+/// One custom event (properties as a plugin would send them).
+pub(crate) fn custom_event(
+    rng: &mut impl Rng,
+    player: Uuid,
+    name: &str,
+    at: DateTime<Utc>,
+) -> CustomEvent {
+    let properties = format!(r#"{{"tier":"gold","amount":{}}}"#, rng.random_range(1..100));
+    CustomEvent {
+        player_uuid: player,
+        name: name.to_owned(),
+        properties: RawValue::from_string(properties).ok(),
+        occurred_at: Some(at),
+    }
+}
+
+/// A log message of the mixed backlog: 70% chat batches, 20% custom-event batches (20 each),
+/// 10% join/quit batches (20 each). Returns it with its record count.
+pub(crate) fn mixed_log_message(
+    rng: &mut impl Rng,
+    account: Uuid,
+    servers: &[Uuid],
+    players: &[Uuid],
+) -> (LogMessage, usize) {
+    let server = servers.choose(rng).copied().unwrap_or_else(Uuid::nil);
+    let now = Utc::now();
+    let pick = rng.random_range(0..10);
+    let batch = if pick < 7 {
+        return {
+            let message = chat_log_message(rng, account, server, players);
+            (message, CHAT_BATCH)
+        };
+    } else if pick < 9 {
+        let name = EVENT_NAMES.choose(rng).unwrap_or(&"crate_opened");
+        RecordBatch::Custom(
+            (0..20)
+                .map(|_| {
+                    let player = players.choose(rng).copied().unwrap_or_else(Uuid::nil);
+                    Logged {
+                        id: Uuid::now_v7(),
+                        record: custom_event(rng, player, name, now),
+                    }
+                })
+                .collect(),
+        )
+    } else {
+        RecordBatch::Session(
+            (0..20)
+                .map(|i| {
+                    let index = rng.random_range(0..players.len().max(1));
+                    Logged {
+                        id: Uuid::now_v7(),
+                        record: Session {
+                            server_id: server,
+                            player_uuid: players.get(index).copied().unwrap_or_else(Uuid::nil),
+                            player_name: player_name(index),
+                            event: if i % 2 == 0 {
+                                SessionEvent::Join
+                            } else {
+                                SessionEvent::Quit
+                            },
+                            at: Some(now),
+                            client_version: Some("1.21.4".into()),
+                            ip: None,
+                            ip_hash: None,
+                        },
+                    }
+                })
+                .collect(),
+        )
+    };
+    let records = batch.len();
+    (LogMessage::new(account, now, batch), records)
+}
+
+/// `count` fresh random ids.
+pub(crate) fn uuids(count: usize) -> Vec<Uuid> {
+    (0..count).map(|_| Uuid::new_v4()).collect()
+}

@@ -1,0 +1,161 @@
+//! Plugin traffic through ingest's HTTP API: simulated game servers posting 100-record chat
+//! batches (each awaits its 202, i.e. the durable ack, before the next), and single custom
+//! events.
+
+use crate::data::{CHAT_BATCH, chat_batch_body, custom_event};
+use crate::stats::{Latencies, Measurement};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+/// What a load run did.
+pub(crate) struct LoadOutcome {
+    /// Records (or requests) accepted.
+    pub(crate) accepted: u64,
+    /// Latency of each accepted request.
+    pub(crate) latencies: Latencies,
+    /// Requests that did not get a 202.
+    pub(crate) errors: u64,
+    /// From the first request to the last answer.
+    pub(crate) elapsed: Duration,
+}
+
+/// Each key is one simulated server posting chat batches back to back for `duration`.
+pub(crate) async fn chat_servers(
+    http: &reqwest::Client,
+    ingest_url: &str,
+    keys: &[String],
+    players: Arc<Vec<Uuid>>,
+    duration: Duration,
+) -> LoadOutcome {
+    let url = format!("{ingest_url}/api/plugin/chat");
+    run_workers(
+        keys,
+        duration,
+        move |key, http, mut rng| {
+            let (url, players) = (url.clone(), players.clone());
+            async move {
+                let server = Uuid::new_v4();
+                let body = chat_batch_body(&mut rng, server, &players).ok()?;
+                post(&http, &url, &key, body)
+                    .await
+                    .then_some(CHAT_BATCH as u64)
+            }
+        },
+        http,
+    )
+    .await
+}
+
+/// Each key is one client posting single custom events back to back for `duration`.
+pub(crate) async fn single_events(
+    http: &reqwest::Client,
+    ingest_url: &str,
+    keys: &[String],
+    duration: Duration,
+) -> LoadOutcome {
+    let url = format!("{ingest_url}/api/v1/plugin/events");
+    run_workers(
+        keys,
+        duration,
+        move |key, http, mut rng| {
+            let url = url.clone();
+            async move {
+                let event =
+                    custom_event(&mut rng, Uuid::new_v4(), "crate_opened", chrono::Utc::now());
+                let body = serde_json::to_vec(&event).ok()?;
+                post(&http, &url, &key, body).await.then_some(1)
+            }
+        },
+        http,
+    )
+    .await
+}
+
+/// POSTs `body` with `key`; true on 202.
+pub(crate) async fn post(http: &reqwest::Client, url: &str, key: &str, body: Vec<u8>) -> bool {
+    match http
+        .post(url)
+        .bearer_auth(key)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+    {
+        Ok(response) => response.status() == reqwest::StatusCode::ACCEPTED,
+        Err(_) => false,
+    }
+}
+
+async fn run_workers<F, Fut>(
+    keys: &[String],
+    duration: Duration,
+    request: F,
+    http: &reqwest::Client,
+) -> LoadOutcome
+where
+    F: Fn(String, reqwest::Client, StdRng) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Option<u64>> + Send + 'static,
+{
+    let started = Instant::now();
+    let deadline = started + duration;
+    let workers: Vec<_> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            let (key, http, request) = (key.clone(), http.clone(), request.clone());
+            tokio::spawn(async move {
+                let mut rng = StdRng::seed_from_u64(i as u64);
+                let (mut accepted, mut errors, mut latencies) = (0u64, 0u64, Latencies::default());
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    let seed = StdRng::from_rng(&mut rng);
+                    match request(key.clone(), http.clone(), seed).await {
+                        Some(units) => {
+                            accepted += units;
+                            latencies.push(sent.elapsed());
+                        }
+                        None => {
+                            errors += 1;
+                            // A refused request (e.g. 429) must not spin.
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    }
+                }
+                (accepted, errors, latencies)
+            })
+        })
+        .collect();
+    let mut outcome = LoadOutcome {
+        accepted: 0,
+        latencies: Latencies::default(),
+        errors: 0,
+        elapsed: Duration::ZERO,
+    };
+    for worker in workers {
+        if let Ok((accepted, errors, latencies)) = worker.await {
+            outcome.accepted += accepted;
+            outcome.errors += errors;
+            outcome.latencies.merge(latencies);
+        }
+    }
+    outcome.elapsed = started.elapsed();
+    outcome
+}
+
+impl LoadOutcome {
+    /// As a report measurement.
+    pub(crate) fn measurement(&self, name: &str, what: &str, unit: &str) -> Measurement {
+        Measurement::new(
+            name,
+            what,
+            unit,
+            self.accepted,
+            self.elapsed,
+            Some(&self.latencies),
+            self.errors,
+        )
+    }
+}

@@ -1,0 +1,78 @@
+//! `warden-bench`: measures every stage of Warden against the raw speed of JetStream and
+//! PostgreSQL on the same machine, in the same run (`./deploy/bench.sh` starts the servers).
+//!
+//! `warden-bench run [--quick]` orchestrates; it starts each service as a child process of this
+//! same binary (`warden-bench serve <service>`) so each one's peak RSS is its own.
+
+mod chain;
+mod children;
+mod cpu;
+mod data;
+mod e2e;
+mod ingest_load;
+mod plan;
+mod projection;
+mod raw;
+mod read_phases;
+mod reads;
+mod report;
+mod run;
+mod serve;
+mod setup;
+mod stats;
+mod verdict;
+mod write_phases;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(about = "Warden's benchmark harness (run it through ./deploy/bench.sh)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs every measurement and writes the report.
+    Run {
+        /// A small version that finishes in a couple of minutes.
+        #[arg(long)]
+        quick: bool,
+        /// Where the JSON report goes.
+        #[arg(long, default_value = "target/bench/report.json")]
+        out: PathBuf,
+        /// `NATS_URL` of the private nats-server (sync_interval: always).
+        #[arg(long, env = "BENCH_NATS_URL")]
+        nats_url: String,
+        /// Superuser URL of the private PostgreSQL, without a database name.
+        #[arg(long, env = "BENCH_PG_URL")]
+        pg_url: String,
+    },
+    /// Runs one service until SIGTERM (used by `run` for its child processes).
+    Serve {
+        /// `ingest`, `projector` or `query-api`.
+        service: serve::Service,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Serve { service } => runtime.block_on(serve::serve(service)),
+        Command::Run {
+            quick,
+            out,
+            nats_url,
+            pg_url,
+        } => runtime.block_on(run::run(
+            plan::Plan::new(quick),
+            &out,
+            run::Servers { nats_url, pg_url },
+        )),
+    }
+}

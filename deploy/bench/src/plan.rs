@@ -1,0 +1,89 @@
+//! How big each measurement is: the full benchmark, or the quick one that CI runs.
+
+use std::time::Duration;
+
+/// The sizes and durations of one run.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// `quick` or `full`.
+    pub(crate) mode: &'static str,
+    /// Log messages (100 chat records each) in the raw publish baseline.
+    pub(crate) raw_publish_messages: usize,
+    /// Simulated game servers posting chat batches, one plugin key each.
+    pub(crate) chat_servers: usize,
+    /// How long they post.
+    pub(crate) chat_duration: Duration,
+    /// Concurrent clients posting single custom events.
+    pub(crate) event_clients: usize,
+    /// How long they post.
+    pub(crate) event_duration: Duration,
+    /// Records in the projector's backlog (the ingest phases' records are topped up to this).
+    pub(crate) backlog_records: usize,
+    /// How long the sustained ingest + projector phase drives load.
+    pub(crate) sustained_duration: Duration,
+    /// Live-stream subscribers in the end-to-end phase.
+    pub(crate) subscribers: usize,
+    /// Events per second posted in the end-to-end phase, and for how long.
+    pub(crate) e2e_rate: u32,
+    /// How long the end-to-end phase posts.
+    pub(crate) e2e_duration: Duration,
+    /// The read dataset: chat lines, events and players.
+    pub(crate) dataset_chat: usize,
+    /// Events in the read dataset.
+    pub(crate) dataset_events: usize,
+    /// Players in the read dataset.
+    pub(crate) dataset_players: usize,
+    /// Requests per read measurement.
+    pub(crate) reads_per_query: usize,
+    /// Funnel requests.
+    pub(crate) funnel_runs: usize,
+    /// Open streams for query-api's memory measurement.
+    pub(crate) open_streams: usize,
+}
+
+impl Plan {
+    /// The quick plan (a couple of minutes) or the full one.
+    pub(crate) fn new(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                mode: "quick",
+                raw_publish_messages: 1_000,
+                chat_servers: 32,
+                chat_duration: Duration::from_secs(5),
+                event_clients: 16,
+                event_duration: Duration::from_secs(3),
+                backlog_records: 100_000,
+                sustained_duration: Duration::from_secs(5),
+                subscribers: 100,
+                e2e_rate: 20,
+                e2e_duration: Duration::from_secs(3),
+                dataset_chat: 100_000,
+                dataset_events: 40_000,
+                dataset_players: 5_000,
+                reads_per_query: 100,
+                funnel_runs: 3,
+                open_streams: 200,
+            }
+        } else {
+            Plan {
+                mode: "full",
+                raw_publish_messages: 10_000,
+                chat_servers: 128,
+                chat_duration: Duration::from_secs(20),
+                event_clients: 64,
+                event_duration: Duration::from_secs(10),
+                backlog_records: 1_000_000,
+                sustained_duration: Duration::from_secs(20),
+                subscribers: 100,
+                e2e_rate: 50,
+                e2e_duration: Duration::from_secs(20),
+                dataset_chat: 5_000_000,
+                dataset_events: 1_000_000,
+                dataset_players: 100_000,
+                reads_per_query: 500,
+                funnel_runs: 10,
+                open_streams: 1_000,
+            }
+        }
+    }
+}

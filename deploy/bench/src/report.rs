@@ -1,0 +1,143 @@
+//! The report: every measurement, peak memory, and each target with its ratio and verdict,
+//! written as JSON and printed as a table.
+
+use crate::stats::Measurement;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Everything one run found.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Report {
+    /// `quick` or `full`.
+    pub(crate) mode: String,
+    /// Where it ran.
+    pub(crate) machine: BTreeMap<String, String>,
+    /// Every measurement, in the order taken.
+    pub(crate) measurements: Vec<Measurement>,
+    /// Peak RSS (VmHWM) in MiB by process.
+    pub(crate) memory_mib: BTreeMap<String, f64>,
+    /// Each target with its verdict.
+    pub(crate) targets: Vec<Target>,
+    /// Caveats worth reading beside the numbers.
+    pub(crate) notes: Vec<String>,
+}
+
+/// One target and whether it holds.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Target {
+    /// What must hold.
+    pub(crate) requirement: String,
+    /// The measured value (a rate, a ratio or a latency, as the requirement says).
+    pub(crate) measured: Option<f64>,
+    /// The baseline it is compared with, when the target is a ratio.
+    pub(crate) baseline: Option<f64>,
+    /// measured / baseline, when the target is a ratio.
+    pub(crate) ratio: Option<f64>,
+    /// Whether it holds; false also when a measurement is missing.
+    pub(crate) holds: bool,
+}
+
+impl Report {
+    /// The measurement called `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&Measurement> {
+        self.measurements.iter().find(|m| m.name == name)
+    }
+
+    /// `rate(measured) >= min_ratio * rate(baseline)`.
+    pub(crate) fn ratio_target(
+        &mut self,
+        requirement: &str,
+        measured: &str,
+        baseline: &str,
+        min_ratio: f64,
+    ) {
+        let value = self.get(measured).map(|m| m.rate_per_s);
+        let base = self.get(baseline).map(|m| m.rate_per_s);
+        let ratio = value.zip(base).map(|(v, b)| v / b.max(1e-9));
+        self.targets.push(Target {
+            requirement: requirement.to_owned(),
+            measured: value,
+            baseline: base,
+            ratio,
+            holds: ratio.is_some_and(|r| r >= min_ratio),
+        });
+    }
+
+    /// `value <= max` (`at_least` false) or `value >= limit` (`at_least` true).
+    pub(crate) fn bound_target(
+        &mut self,
+        requirement: &str,
+        value: Option<f64>,
+        limit: f64,
+        at_least: bool,
+    ) {
+        let holds = value.is_some_and(|v| if at_least { v >= limit } else { v <= limit });
+        self.targets.push(Target {
+            requirement: requirement.to_owned(),
+            measured: value,
+            baseline: None,
+            ratio: None,
+            holds,
+        });
+    }
+
+    /// Writes the JSON report, creating its directory.
+    pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, serde_json::to_vec_pretty(self)?)?;
+        Ok(())
+    }
+
+    /// The human-readable table.
+    pub(crate) fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "\nWarden benchmark ({} mode)", self.mode);
+        for (key, value) in &self.machine {
+            let _ = writeln!(out, "  {key}: {value}");
+        }
+        let _ = writeln!(
+            out,
+            "\n{:<28} {:>10} {:>14} {:>10} {:>10} {:>7}",
+            "measurement", "count", "rate/s", "p50 ms", "p99 ms", "errors"
+        );
+        let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
+        for m in &self.measurements {
+            let _ = writeln!(
+                out,
+                "{:<28} {:>10} {:>14} {:>10} {:>10} {:>7}",
+                m.name,
+                m.count,
+                format!("{:.0} {}", m.rate_per_s, short(&m.unit)),
+                ms(m.p50_ms),
+                ms(m.p99_ms),
+                m.errors
+            );
+        }
+        let _ = writeln!(out, "\npeak RSS (VmHWM)");
+        for (process, mib) in &self.memory_mib {
+            let _ = writeln!(out, "  {process:<34} {mib:>8.1} MiB");
+        }
+        let _ = writeln!(out, "\ntargets");
+        for t in &self.targets {
+            let detail = match (t.ratio, t.measured, t.baseline) {
+                (Some(r), Some(v), Some(b)) => format!("{v:.0} vs {b:.0} = {r:.2}x"),
+                (_, Some(v), _) => format!("{v:.2}"),
+                _ => "not measured".to_owned(),
+            };
+            let verdict = if t.holds { "PASS" } else { "MISS" };
+            let _ = writeln!(out, "  {verdict}  {:<58} {detail}", t.requirement);
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "note: {note}");
+        }
+        out
+    }
+}
+
+fn short(unit: &str) -> &str {
+    unit.split_whitespace().next().unwrap_or(unit)
+}

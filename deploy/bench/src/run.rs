@@ -1,0 +1,170 @@
+//! The whole benchmark, phase by phase, in an order where each phase leaves the next what it
+//! needs (the ingest phases fill the log the projector then catches up on; query-api's memory
+//! with open streams is read before the read phase touches the large dataset).
+
+use crate::children::{ServiceProcess, own_peak_rss_mib};
+use crate::data::uuids;
+use crate::plan::Plan;
+use crate::report::Report;
+use crate::serve::Service;
+use crate::setup::{Admin, fresh_database};
+use crate::{read_phases, verdict, write_phases};
+use async_nats::jetstream;
+use shared::event_log::EventLogConfig;
+use sqlx::PgPool;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// The private servers `deploy/bench.sh` started.
+pub(crate) struct Servers {
+    /// nats-server with `sync_interval: always`.
+    pub(crate) nats_url: String,
+    /// PostgreSQL superuser URL without a database.
+    pub(crate) pg_url: String,
+}
+
+/// What every phase shares.
+pub(crate) struct Bench {
+    /// Sizes and durations.
+    pub(crate) plan: Plan,
+    /// What has been measured so far.
+    pub(crate) report: Report,
+    /// The load generator's HTTP client.
+    pub(crate) http: reqwest::Client,
+    /// The admin API, for accounts and keys.
+    pub(crate) admin: Admin,
+    /// The account the write phases use.
+    pub(crate) account: Uuid,
+    /// Player ids the generated records use.
+    pub(crate) players: Arc<Vec<Uuid>>,
+    /// JetStream, for the baselines and the backlog.
+    pub(crate) js: jetstream::Context,
+    /// The event log's settings (the services' defaults).
+    pub(crate) log: EventLogConfig,
+    /// The services' environment.
+    pub(crate) env: Vec<(&'static str, String)>,
+    /// Where the services' logs go.
+    pub(crate) log_dir: PathBuf,
+    /// The services' database.
+    pub(crate) svc_pool: PgPool,
+    /// The scratch database of the raw baselines (same schema).
+    pub(crate) raw_pool: PgPool,
+    /// nats-server's and PostgreSQL's pids, when bench.sh says them.
+    pub(crate) server_pids: Vec<(&'static str, u32)>,
+}
+
+impl Bench {
+    /// A CPU snapshot of the servers, this process and `services`.
+    pub(crate) fn cpu(&self, services: &[&ServiceProcess]) -> crate::cpu::CpuSnapshot {
+        let mut processes: Vec<(&str, u32)> = services
+            .iter()
+            .map(|s| (s.service.name(), s.pid()))
+            .collect();
+        processes.push(("warden-bench (load)", std::process::id()));
+        processes.extend(self.server_pids.iter().map(|(name, pid)| (*name, *pid)));
+        crate::cpu::CpuSnapshot::take(&processes)
+    }
+
+    /// Adds a note about `measurement`.
+    pub(crate) fn note(&mut self, measurement: &str, text: String) {
+        self.report.notes.push(format!("{measurement}: {text}"));
+    }
+
+    /// Starts `service` as a child process with the services' environment.
+    pub(crate) async fn start(&self, service: Service) -> anyhow::Result<ServiceProcess> {
+        ServiceProcess::start(service, &self.env, &self.log_dir).await
+    }
+
+    /// Records `process`'s peak RSS under `label`.
+    pub(crate) fn memory(&mut self, label: &str, process: &ServiceProcess) {
+        if let Some(mib) = process.peak_rss_mib() {
+            let key = format!("{}: {label}", process.service.name());
+            self.report.memory_mib.insert(key, mib);
+        }
+    }
+}
+
+/// Prints which phase starts.
+pub(crate) fn phase(name: &str) {
+    eprintln!("==> bench: {name}");
+}
+
+/// Runs every phase, writes `out` and prints the table.
+pub(crate) async fn run(plan: Plan, out: &Path, servers: Servers) -> anyhow::Result<()> {
+    let report = Report {
+        mode: plan.mode.into(),
+        machine: verdict::machine(),
+        ..Report::default()
+    };
+    let log_dir = out.parent().unwrap_or(Path::new(".")).join("logs");
+    std::fs::create_dir_all(&log_dir)?;
+    let svc_url = fresh_database(&servers.pg_url, "warden_bench").await?;
+    let raw_url = fresh_database(&servers.pg_url, "warden_bench_raw").await?;
+    let admin_key = format!(
+        "wdn_admin_{}{}",
+        Uuid::new_v4().simple(),
+        Uuid::new_v4().simple()
+    );
+    let env = vec![
+        ("NATS_URL", servers.nats_url.clone()),
+        ("DATABASE_URL", svc_url.clone()),
+        ("ADMIN_KEY", admin_key.clone()),
+        ("IP_HASH_KEY", Uuid::new_v4().simple().to_string()),
+        ("LOG_FORMAT", "pretty".to_owned()),
+    ];
+    let query = ServiceProcess::start(Service::QueryApi, &env, &log_dir).await?;
+    let ingest = ServiceProcess::start(Service::Ingest, &env, &log_dir).await?;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(4096)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let admin = Admin {
+        base_url: query.base_url.clone(),
+        admin_key,
+        http: http.clone(),
+    };
+    let account = admin.account("bench").await?;
+    let mut bench = Bench {
+        players: Arc::new(uuids(plan.dataset_players)),
+        plan,
+        report,
+        http,
+        admin,
+        account,
+        js: jetstream::new(async_nats::connect(&servers.nats_url).await?),
+        log: EventLogConfig::default(),
+        env,
+        log_dir,
+        svc_pool: PgPool::connect(&svc_url).await?,
+        raw_pool: PgPool::connect(&raw_url).await?,
+        server_pids: [
+            ("nats-server", "BENCH_NATS_PID"),
+            ("postgres", "BENCH_PG_PID"),
+        ]
+        .into_iter()
+        .filter_map(|(name, var)| Some((name, std::env::var(var).ok()?.trim().parse().ok()?)))
+        .collect(),
+    };
+
+    let projector = write_phases::run(&mut bench, &ingest).await?;
+    let open = read_phases::run(&mut bench, &query, &ingest).await?;
+
+    bench.memory("whole run", &query);
+    bench.memory("whole run", &ingest);
+    bench.memory("whole run", &projector);
+    if let Some(own) = own_peak_rss_mib() {
+        let key = "warden-bench itself (load generator)".to_owned();
+        bench.report.memory_mib.insert(key, own);
+    }
+    for process in [query, ingest, projector] {
+        process.stop().await;
+    }
+    let mut report = bench.report;
+    verdict::targets(&mut report, &bench.plan, open);
+    report.write(out)?;
+    println!("{}", report.table());
+    println!("report: {}", out.display());
+    Ok(())
+}

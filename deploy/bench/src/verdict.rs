@@ -1,0 +1,109 @@
+//! The targets of issue 7 and the machine description, for the report.
+
+use crate::plan::Plan;
+use crate::report::Report;
+use std::collections::BTreeMap;
+
+/// Adds every target with its verdict, and the caveats.
+pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
+    let rate = |r: &Report, name: &str| r.get(name).map(|m| m.rate_per_s);
+    let p99 = |r: &Report, name: &str| r.get(name).and_then(|m| m.p99_ms);
+    let ingest_rate = rate(report, "ingest_chat");
+    report.bound_target(
+        "ingest >= 100k chat records/s, durably",
+        ingest_rate,
+        100_000.0,
+        true,
+    );
+    report.ratio_target(
+        "ingest >= 0.6 x raw publish of the same log messages",
+        "ingest_chat",
+        "raw_publish",
+        0.6,
+    );
+    report.ratio_target(
+        "projector >= 0.5 x raw batch insert",
+        "projector_catch_up",
+        "raw_insert",
+        0.5,
+    );
+    report.ratio_target(
+        "ingest+projector sustained >= 0.7 x raw chain",
+        "ingest_plus_projector",
+        "raw_chain",
+        0.7,
+    );
+    let latency_bounds = [
+        ("POST -> live stream p99 <= 50 ms", "post_to_stream", 50.0),
+        ("player lookup p99 <= 5 ms", "player_lookup", 5.0),
+        ("chatlog newest 50 p99 <= 5 ms", "chatlog_newest_50", 5.0),
+        ("event search p99 <= 20 ms", "event_search", 20.0),
+        ("3-step funnel <= 500 ms (p99)", "funnel_3_steps", 500.0),
+    ];
+    for (requirement, name, limit) in latency_bounds {
+        let value = p99(report, name);
+        report.bound_target(requirement, value, limit, false);
+    }
+    let ingest = report
+        .memory_mib
+        .get("ingest: after the chat and event load")
+        .copied();
+    report.bound_target(
+        "ingest peak RSS <= 100 MiB under load",
+        ingest,
+        100.0,
+        false,
+    );
+    let key = format!("query-api: with {open_streams} open streams");
+    let query = report.memory_mib.get(&key).copied();
+    let requirement =
+        format!("query-api peak RSS <= 150 MiB with {open_streams} open streams (target: 1,000)");
+    report.bound_target(&requirement, query, 150.0, false);
+    if plan.mode == "quick" {
+        report.notes.push(
+            "quick mode: small sizes and short runs; the verdicts are indicative only".into(),
+        );
+    }
+    report.notes.push(
+        "the load generator (this process) shares the cores with the services and the servers"
+            .into(),
+    );
+}
+
+/// Where the run happens: cores, CPU model, memory, kernel, load at start.
+pub(crate) fn machine() -> BTreeMap<String, String> {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        .unwrap_or_default();
+    let memory = read("/proc/meminfo")
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse::<u64>().ok())
+        .map(|kib| format!("{} MiB", kib / 1024))
+        .unwrap_or_default();
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let load = read("/proc/loadavg")
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    [
+        ("cpus", cpus),
+        ("cpu", cpu),
+        ("memory", memory),
+        (
+            "kernel",
+            read("/proc/sys/kernel/osrelease").trim().to_owned(),
+        ),
+        ("load average at start", load),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
