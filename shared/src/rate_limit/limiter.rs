@@ -126,7 +126,10 @@ impl WindowStore for KvWindows {
     type Error = String;
 
     async fn load(&self, key: &str) -> Result<Option<(Vec<u8>, u64)>, String> {
-        match bounded(self.0.entry(key)).await?.map_err(|e| e.to_string())? {
+        match bounded(self.0.entry(key))
+            .await?
+            .map_err(|e| e.to_string())?
+        {
             Some(entry) if entry.operation == kv::Operation::Put => {
                 Ok(Some((entry.value.to_vec(), entry.revision)))
             }
