@@ -8,6 +8,7 @@ use crate::raw::{Outgoing, insert_rows, publish_pipelined, raw_stream};
 use crate::stats::Measurement;
 use async_nats::jetstream::{self, consumer::pull::OrderedConfig};
 use futures::StreamExt;
+use projector::projections::Positioned;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use shared::envelope::LogMessage;
@@ -44,7 +45,10 @@ pub(crate) async fn raw_chain(
             for item in chunk {
                 let message = item.map_err(|e| anyhow::anyhow!("{e}"))?;
                 let info = message.info().map_err(|e| anyhow::anyhow!("{e}"))?;
-                decoded.push((info.stream_sequence, LogMessage::decode(&message.payload)?));
+                decoded.push(Positioned {
+                    stream_sequence: info.stream_sequence,
+                    message: LogMessage::decode(&message.payload)?,
+                });
             }
             done += decoded.len();
             insert_rows(&mut conn, &decoded).await?;

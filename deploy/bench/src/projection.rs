@@ -6,6 +6,7 @@ use crate::raw::{Outgoing, insert_rows, publish_pipelined};
 use anyhow::Context;
 use async_nats::jetstream::{self, consumer::DeliverPolicy, consumer::pull::OrderedConfig};
 use futures::StreamExt;
+use projector::projections::Positioned;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use shared::envelope::{LogMessage, RecordBatch};
@@ -113,7 +114,10 @@ pub(crate) async fn raw_insert_from_log(
         seen = info.stream_sequence;
         let decoded = LogMessage::decode(&message.payload)?;
         records += decoded.batch.len() as u64;
-        chunk.push((info.stream_sequence, decoded));
+        chunk.push(Positioned {
+            stream_sequence: info.stream_sequence,
+            message: decoded,
+        });
         if chunk.len() == CHUNK_MESSAGES || seen >= last {
             let started = Instant::now();
             rows += insert_rows(&mut conn, &chunk).await?;

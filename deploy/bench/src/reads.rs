@@ -2,9 +2,9 @@
 //! read-model tables with the projector's UNNEST shapes, then timed through query-api.
 
 use crate::data::{EVENT_NAMES, chat_text, player_name};
-use crate::raw::insert_events;
 use crate::stats::{Latencies, Measurement};
 use chrono::{Duration as Span, Utc};
+use projector::projections::timeline::insert_events;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use shared::timeline::TimelineEvent;

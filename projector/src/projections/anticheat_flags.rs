@@ -93,11 +93,8 @@ pub(crate) async fn apply(
 ) -> Result<u64, sqlx::Error> {
     let columns = FlagColumns::of(messages);
     let mut inserted = 0;
-    let mut start = 0;
-    while start < columns.len() {
-        let end = (start + ROWS_PER_STATEMENT).min(columns.len());
-        inserted += insert(conn, &columns, start..end).await?;
-        start = end;
+    for rows in super::statement_ranges(columns.len(), ROWS_PER_STATEMENT) {
+        inserted += insert(conn, &columns, rows).await?;
     }
     Ok(inserted)
 }

@@ -97,18 +97,13 @@ impl<'a> ChatColumns<'a> {
     }
 }
 
-/// Inserts the chat rows of `messages`; returns the rows inserted.
-pub(crate) async fn apply(
-    conn: &mut PgConnection,
-    messages: &[&Positioned],
-) -> Result<u64, sqlx::Error> {
+/// Inserts the chat rows of `messages`; returns the rows inserted. Public so the benchmark's
+/// raw-insert baseline measures exactly these statements.
+pub async fn apply(conn: &mut PgConnection, messages: &[&Positioned]) -> Result<u64, sqlx::Error> {
     let columns = ChatColumns::of(messages);
     let mut inserted = 0;
-    let mut start = 0;
-    while start < columns.len() {
-        let end = (start + ROWS_PER_STATEMENT).min(columns.len());
-        inserted += insert(conn, &columns, start..end).await?;
-        start = end;
+    for rows in super::statement_ranges(columns.len(), ROWS_PER_STATEMENT) {
+        inserted += insert(conn, &columns, rows).await?;
     }
     Ok(inserted)
 }

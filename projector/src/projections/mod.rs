@@ -102,6 +102,17 @@ impl ReadModel {
     }
 }
 
+/// `0..len` as consecutive ranges of at most `size` rows: one bounded UNNEST statement each.
+pub(crate) fn statement_ranges(
+    len: usize,
+    size: usize,
+) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let size = size.max(1);
+    (0..len)
+        .step_by(size)
+        .map(move |start| start..(start + size).min(len))
+}
+
 /// The checkpoint names of every read model.
 pub(crate) fn checkpoint_names() -> Vec<&'static str> {
     names_of(&ReadModel::ALL)
@@ -228,4 +239,16 @@ pub(crate) async fn apply_chunk(
     checkpoint::advance(&mut tx, &names, outcome.last_sequence).await?;
     tx.commit().await?;
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod statement_ranges_tests {
+    #[test]
+    fn ranges_cover_every_row_once_in_bounded_steps() {
+        let ranges: Vec<_> = super::statement_ranges(12, 5).collect();
+        assert_eq!(ranges, [0..5, 5..10, 10..12]);
+        assert_eq!(super::statement_ranges(0, 5).count(), 0);
+        assert_eq!(super::statement_ranges(5, 5).next(), Some(0..5));
+        assert_eq!(super::statement_ranges(5, 5).count(), 1);
+    }
 }

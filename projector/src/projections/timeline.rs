@@ -11,22 +11,24 @@ const ROWS_PER_STATEMENT: usize = 2_000;
 
 /// Inserts the timeline rows of `messages`; an event id the account already has is kept as
 /// first stored (a late retry, or a replay). Returns the rows inserted.
-pub(crate) async fn apply(
-    conn: &mut PgConnection,
-    messages: &[&Positioned],
-) -> Result<u64, sqlx::Error> {
+pub async fn apply(conn: &mut PgConnection, messages: &[&Positioned]) -> Result<u64, sqlx::Error> {
     let events: Vec<TimelineEvent> = messages
         .iter()
         .flat_map(|m| events_of(m.stream_sequence, &m.message))
         .collect();
     let mut inserted = 0;
     for batch in events.chunks(ROWS_PER_STATEMENT) {
-        inserted += insert(conn, batch).await?;
+        inserted += insert_events(conn, batch).await?;
     }
     Ok(inserted)
 }
 
-async fn insert(conn: &mut PgConnection, events: &[TimelineEvent]) -> Result<u64, sqlx::Error> {
+/// Inserts `events` in one UNNEST statement (first stored copy of an id wins). Public so the
+/// benchmark's raw-insert baseline measures exactly this statement.
+pub async fn insert_events(
+    conn: &mut PgConnection,
+    events: &[TimelineEvent],
+) -> Result<u64, sqlx::Error> {
     let column = |f: fn(&TimelineEvent) -> Option<Uuid>| events.iter().map(f).collect::<Vec<_>>();
     let result = sqlx::query(
         "INSERT INTO events (account_id, id, seq, name, is_internal, player_uuid, server_id,
