@@ -181,7 +181,7 @@ async fn replay_and_swap(
                 if replay.position < live_position(pool, &names).await? {
                     continue;
                 }
-                copy.analyze(pool).await?;
+                copy.vacuum_analyze(pool).await?;
                 let swap_started = Instant::now();
                 match swap(pool, copy, &names, &mut replay, &mut chunks).await {
                     Ok(()) => {

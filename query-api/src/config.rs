@@ -19,6 +19,9 @@ pub struct Config {
     /// `TRUSTED_PROXIES`: comma-separated addresses or CIDRs whose `X-Forwarded-For` names
     /// the client for the public quota (default none: the socket peer is the client).
     pub trusted_proxies: Vec<TrustedProxy>,
+    /// `FUNNEL_PARALLELISM` (default 2, 1..=8): how many connections, and so PostgreSQL cores,
+    /// one funnel reads with.
+    pub funnel_parallelism: usize,
 }
 
 /// The default listen address.
@@ -36,6 +39,19 @@ impl Config {
                 .ok()
                 .filter(|url| !url.is_empty()),
             trusted_proxies: trusted_proxies()?,
+            funnel_parallelism: funnel_parallelism()?,
+        })
+    }
+}
+
+fn funnel_parallelism() -> Result<usize, ConfigError> {
+    let parallelism: usize = or_default("FUNNEL_PARALLELISM", 2)?;
+    if (1..=8).contains(&parallelism) {
+        Ok(parallelism)
+    } else {
+        Err(ConfigError::Invalid {
+            name: "FUNNEL_PARALLELISM",
+            reason: "must be 1 to 8".to_owned(),
         })
     }
 }
@@ -61,6 +77,7 @@ impl std::fmt::Debug for Config {
             .field("bind_addr", &self.bind_addr)
             .field("database_url", &"<redacted>")
             .field("trusted_proxies", &self.trusted_proxies)
+            .field("funnel_parallelism", &self.funnel_parallelism)
             .finish()
     }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod fanout;
+pub mod funnel;
 pub mod key_store;
 pub mod rate_limit;
 pub mod routes;

@@ -100,6 +100,7 @@ impl QueryApi {
             limiter: Arc::new(Limiter::new(rates)),
             trusted_proxies: config.trusted_proxies.clone().into(),
             key_usage,
+            funnel_parallelism: config.funnel_parallelism,
         });
         Ok(QueryApi { api, readiness })
     }

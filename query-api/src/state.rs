@@ -32,6 +32,9 @@ pub struct AppState {
     pub trusted_proxies: Arc<[TrustedProxy]>,
     /// When each dashboard key was last used, reported periodically.
     pub key_usage: Arc<KeyUsage>,
+    /// How many slices of the player id space one funnel reads at once (each on its own
+    /// connection).
+    pub funnel_parallelism: usize,
 }
 
 impl FromRef<AppState> for Arc<KeyUsage> {

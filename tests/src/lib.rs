@@ -86,6 +86,7 @@ impl TestStack {
                 database_url: db.url.clone(),
                 read_database_url: None,
                 trusted_proxies: Vec::new(),
+                funnel_parallelism: 2,
             },
             bind_addr: any_port,
         };

@@ -64,6 +64,7 @@ impl TableCopy {
             ));
         }
         (&mut *tx).execute(ddl.as_str()).await?;
+        copy.keep_storage_parameters(&mut tx).await?;
         sqlx::query(&format!(
             "INSERT INTO {}.projection_checkpoints (projection, last_sequence, updated_at)
              SELECT name, 0, now() FROM UNNEST($1::text[]) AS t(name)",
@@ -76,6 +77,24 @@ impl TableCopy {
         Ok(copy)
     }
 
+    /// `LIKE` does not copy storage parameters (such as the events table's autovacuum
+    /// settings); sets the live tables' ones on the copy.
+    async fn keep_storage_parameters(&self, tx: &mut PgConnection) -> Result<(), sqlx::Error> {
+        let parameters: Vec<(String, String)> = sqlx::query_as(
+            "SELECT c.relname::text, array_to_string(c.reloptions, ', ')
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = 'public' AND c.relname = ANY($1) AND c.reloptions IS NOT NULL",
+        )
+        .bind(&self.tables)
+        .fetch_all(&mut *tx)
+        .await?;
+        for (table, options) in parameters {
+            let alter = format!("ALTER TABLE {}.{table} SET ({options})", self.schema);
+            (&mut *tx).execute(alter.as_str()).await?;
+        }
+        Ok(())
+    }
+
     /// A pool whose unqualified table names resolve to the copy first, then to `public`.
     pub(super) async fn connect(&self, database_url: &str) -> Result<PgPool, sqlx::Error> {
         let options = PgConnectOptions::from_str(database_url)?
@@ -86,14 +105,15 @@ impl TableCopy {
             .await
     }
 
-    /// Gathers planner statistics on the copy, so reads are planned well right after the swap.
-    pub(super) async fn analyze(&self, pool: &PgPool) -> Result<(), sqlx::Error> {
+    /// Gathers planner statistics on the copy and marks its pages all-visible, so reads are
+    /// planned well and index-only scans (funnels) skip the heap right after the swap.
+    pub(super) async fn vacuum_analyze(&self, pool: &PgPool) -> Result<(), sqlx::Error> {
         let tables: Vec<String> = self
             .tables
             .iter()
             .map(|t| format!("{}.{t}", self.schema))
             .collect();
-        sqlx::raw_sql(&format!("ANALYZE {}", tables.join(", ")))
+        sqlx::raw_sql(&format!("VACUUM (ANALYZE) {}", tables.join(", ")))
             .execute(pool)
             .await?;
         Ok(())

@@ -1,11 +1,12 @@
 //! `POST /api/v1/funnels`: how many players went from a custom event through later steps.
 //!
-//! Computed in PostgreSQL by `funnel_progress` (migration 0006): one query, one row per step,
-//! no events pulled into the service. The semantics of each order are documented there.
+//! This file checks the request and shapes the response; [`crate::funnel`] computes it (the
+//! semantics of each order are documented in `funnel::journey`).
 
 use crate::auth::DashboardCaller;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
+use crate::funnel::{self, FunnelOrder, FunnelSpec, StepOutcome};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::post;
@@ -23,29 +24,6 @@ pub const DEFAULT_WINDOW_SECONDS: i64 = 7 * 24 * 3600;
 pub const MAX_WINDOW_SECONDS: i64 = 90 * 24 * 3600;
 /// Default time range when `from` is omitted: the 30 days before `to`.
 const DEFAULT_RANGE_DAYS: i64 = 30;
-
-/// How the steps must follow each other.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FunnelOrder {
-    /// In order; other events may come between.
-    #[default]
-    Sequential,
-    /// In order, with no other custom event between.
-    Strict,
-    /// Any order after the first step.
-    Any,
-}
-
-impl FunnelOrder {
-    fn as_str(self) -> &'static str {
-        match self {
-            FunnelOrder::Sequential => "sequential",
-            FunnelOrder::Strict => "strict",
-            FunnelOrder::Any => "any",
-        }
-    }
-}
 
 /// A funnel to compute.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -99,15 +77,7 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/funnels", post(compute_funnel))
 }
 
-struct Validated {
-    steps: Vec<String>,
-    window_seconds: i64,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    order: FunnelOrder,
-}
-
-fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<Validated, ApiError> {
+fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<FunnelSpec, ApiError> {
     let mut errors = FieldErrors::new();
     if !(2..=10).contains(&request.steps.len()) {
         errors.push("steps", "invalid_length", "a funnel has 2 to 10 steps");
@@ -147,7 +117,7 @@ fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<Validated, Api
         errors.push("from", "out_of_range", "from must be before to");
     }
     errors.into_result().map_err(ApiError::invalid)?;
-    Ok(Validated {
+    Ok(FunnelSpec {
         steps: request.steps,
         window_seconds: request.window_seconds,
         from,
@@ -155,31 +125,6 @@ fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<Validated, Api
         order: request.order,
     })
 }
-
-/// Players per step: entries are the first step's events in `[from, to)`.
-const FUNNEL_SQL: &str = "
-WITH entrants AS (
-    SELECT DISTINCT player_uuid FROM events
-    WHERE account_id = $1 AND name = $2[1] AND occurred_at >= $3 AND occurred_at < $4
-      AND player_uuid IS NOT NULL
-), journeys AS (
-    SELECT funnel_progress(
-               array_agg(coalesce(array_position($2, e.name), 0) ORDER BY e.occurred_at, e.seq),
-               array_agg(e.occurred_at ORDER BY e.occurred_at, e.seq),
-               $2, $5, $6, $3, $4) AS reached
-    FROM events e JOIN entrants USING (player_uuid)
-    WHERE e.account_id = $1 AND e.occurred_at >= $3
-      AND e.occurred_at <= $4 + make_interval(secs => $5)
-      AND (e.name = ANY($2) OR ($6 = 'strict' AND NOT e.is_internal))
-    GROUP BY e.player_uuid
-)
-SELECT k::int8 AS step,
-       count(*) FILTER (WHERE cardinality(reached) >= k) AS players,
-       percentile_cont(0.5) WITHIN GROUP (
-           ORDER BY extract(epoch FROM reached[k] - reached[k - 1])::float8
-       ) FILTER (WHERE k > 1 AND cardinality(reached) >= k) AS median_seconds
-FROM journeys CROSS JOIN generate_series(1, cardinality($2)) AS k
-GROUP BY k ORDER BY k";
 
 /// Compute a funnel over the account's events.
 #[utoipa::path(post, path = "/api/v1/funnels", tag = "events",
@@ -196,24 +141,24 @@ pub async fn compute_funnel(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<FunnelRequest>,
 ) -> Result<Json<FunnelResult>, ApiError> {
-    let funnel = validate(request, Utc::now())?;
-    let rows: Vec<(i64, i64, Option<f64>)> = sqlx::query_as(FUNNEL_SQL)
-        .bind(caller.account_id)
-        .bind(&funnel.steps)
-        .bind(funnel.from)
-        .bind(funnel.to)
-        .bind(funnel.window_seconds as f64)
-        .bind(funnel.order.as_str())
-        .fetch_all(&state.reads)
-        .await?;
+    let spec = validate(request, Utc::now())?;
+    let steps = spec.steps.clone();
+    let outcomes = funnel::compute(
+        &state.reads,
+        caller.account_id,
+        spec,
+        state.funnel_parallelism,
+    )
+    .await
+    .map_err(|error| ApiError::Internal(error.into()))?;
     Ok(Json(FunnelResult {
-        steps: summarize(&funnel.steps, &rows),
+        steps: summarize(&steps, &outcomes),
     }))
 }
 
-/// Turns per-step counts (absent when nobody entered) into the response.
-fn summarize(steps: &[String], rows: &[(i64, i64, Option<f64>)]) -> Vec<FunnelStep> {
-    let players = |k: usize| rows.iter().find(|r| r.0 == k as i64 + 1).map_or(0, |r| r.1);
+/// Turns per-step outcomes into the response.
+fn summarize(steps: &[String], outcomes: &[StepOutcome]) -> Vec<FunnelStep> {
+    let players = |k: usize| outcomes.get(k).map_or(0, |o| o.players);
     let ratio = |a: i64, b: i64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     let start = players(0);
     steps
@@ -228,10 +173,7 @@ fn summarize(steps: &[String], rows: &[(i64, i64, Option<f64>)]) -> Vec<FunnelSt
             } else {
                 ratio(players(k), players(k - 1))
             },
-            median_seconds_from_previous: rows
-                .iter()
-                .find(|r| r.0 == k as i64 + 1)
-                .and_then(|r| r.2),
+            median_seconds_from_previous: outcomes.get(k).and_then(|o| o.median_seconds),
         })
         .collect()
 }
@@ -274,9 +216,17 @@ mod tests {
     #[test]
     fn conversions_are_ratios_of_players() {
         let steps = vec!["a".to_owned(), "b".to_owned(), "c".to_owned()];
+        let outcome = |players, median_seconds| StepOutcome {
+            players,
+            median_seconds,
+        };
         let summary = summarize(
             &steps,
-            &[(1, 4, None), (2, 2, Some(30.0)), (3, 1, Some(5.0))],
+            &[
+                outcome(4, None),
+                outcome(2, Some(30.0)),
+                outcome(1, Some(5.0)),
+            ],
         );
         assert_eq!(summary[0].conversion_from_start, 1.0);
         assert_eq!(summary[0].conversion_from_previous, 1.0);

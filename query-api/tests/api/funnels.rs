@@ -1,177 +1,11 @@
-//! Funnels: the `funnel_progress` function against hand-computed journeys, then the endpoint.
+//! Funnels through the endpoint: counts, conversions and medians over real PostgreSQL reads.
+//! The walk's rules are unit- and property-tested in `query-api/src/funnel/journey`.
 
 use crate::helpers::TestApp;
-use chrono::{DateTime, Duration, TimeZone, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use uuid::Uuid;
-
-fn base() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0)
-        .single()
-        .expect("time")
-}
-
-/// Runs `funnel_progress` on one player's events (`(name, seconds after base)`, in timeline
-/// order) and returns the seconds at which each step was reached.
-async fn progress(
-    pool: &PgPool,
-    events: &[(&str, i64)],
-    steps: &[&str],
-    window: f64,
-    mode: &str,
-) -> Vec<i64> {
-    let codes: Vec<i32> = events
-        .iter()
-        .map(|(name, _)| {
-            steps
-                .iter()
-                .position(|s| s == name)
-                .map_or(0, |p| p as i32 + 1)
-        })
-        .collect();
-    let times: Vec<DateTime<Utc>> = events
-        .iter()
-        .map(|(_, s)| base() + Duration::seconds(*s))
-        .collect();
-    let reached: Vec<DateTime<Utc>> =
-        sqlx::query_scalar("SELECT funnel_progress($1, $2, $3, $4, $5, $6, $7)")
-            .bind(codes)
-            .bind(times)
-            .bind(steps)
-            .bind(window)
-            .bind(mode)
-            .bind(base() - Duration::hours(1))
-            .bind(base() + Duration::days(1))
-            .fetch_one(pool)
-            .await
-            .expect("funnel_progress runs");
-    reached
-        .iter()
-        .map(|t| (*t - base()).num_seconds())
-        .collect()
-}
-
-#[tokio::test]
-async fn journeys_match_hand_computed_results() {
-    let app = TestApp::spawn().await.expect("app");
-    let pool = &app.db.pool;
-    let abc = ["a", "b", "c"];
-    let week = 604_800.0;
-
-    // Sequential: other events may come between.
-    assert_eq!(
-        progress(
-            pool,
-            &[("a", 0), ("x", 5), ("b", 10), ("c", 20)],
-            &abc,
-            week,
-            "sequential"
-        )
-        .await,
-        [0, 10, 20]
-    );
-    // Steps out of order do not count in sequence.
-    assert_eq!(
-        progress(
-            pool,
-            &[("a", 0), ("c", 5), ("b", 10)],
-            &abc,
-            week,
-            "sequential"
-        )
-        .await,
-        [0, 10]
-    );
-    // The window bound is inclusive.
-    assert_eq!(
-        progress(pool, &[("a", 0), ("b", 50)], &abc, 50.0, "sequential").await,
-        [0, 50]
-    );
-    assert_eq!(
-        progress(pool, &[("a", 0), ("b", 51)], &abc, 50.0, "sequential").await,
-        [0]
-    );
-    // Re-entry: the first attempt times out, a later entry converts.
-    assert_eq!(
-        progress(
-            pool,
-            &[("a", 0), ("a", 1000), ("b", 1010)],
-            &abc,
-            100.0,
-            "sequential"
-        )
-        .await,
-        [1000, 1010]
-    );
-    // The best entry wins; among equals, the earliest.
-    assert_eq!(
-        progress(
-            pool,
-            &[("a", 0), ("b", 5), ("a", 100), ("b", 105)],
-            &abc,
-            week,
-            "sequential"
-        )
-        .await,
-        [0, 5]
-    );
-    // Strict: any other event between two steps breaks the chain.
-    assert_eq!(
-        progress(pool, &[("a", 0), ("x", 5), ("b", 10)], &abc, week, "strict").await,
-        [0]
-    );
-    assert_eq!(
-        progress(pool, &[("a", 0), ("a", 1), ("b", 2)], &abc, week, "strict").await,
-        [1, 2]
-    );
-    assert_eq!(
-        progress(pool, &[("a", 0), ("b", 3), ("c", 4)], &abc, week, "strict").await,
-        [0, 3, 4]
-    );
-    // Any order: step k counts once steps 2..k all happened, at the latest of them.
-    assert_eq!(
-        progress(pool, &[("a", 0), ("c", 5), ("b", 10)], &abc, week, "any").await,
-        [0, 10, 10]
-    );
-    assert_eq!(
-        progress(pool, &[("a", 0), ("c", 5)], &abc, week, "any").await,
-        [0]
-    );
-    // Ties in time keep timeline order.
-    assert_eq!(
-        progress(pool, &[("a", 0), ("b", 0)], &abc, week, "sequential").await,
-        [0, 0]
-    );
-    assert_eq!(
-        progress(pool, &[("b", 0), ("a", 0)], &abc, week, "sequential").await,
-        [0]
-    );
-    // A step name may repeat.
-    assert_eq!(
-        progress(
-            pool,
-            &[("a", 0), ("b", 5), ("a", 9)],
-            &["a", "b", "a"],
-            week,
-            "sequential"
-        )
-        .await,
-        [0, 5, 9]
-    );
-    // Entries outside the range do not count.
-    assert_eq!(
-        progress(
-            pool,
-            &[("a", -7200), ("b", -7100)],
-            &abc,
-            week,
-            "sequential"
-        )
-        .await,
-        Vec::<i64>::new()
-    );
-}
 
 async fn insert_event(
     pool: &PgPool,
@@ -208,7 +42,12 @@ async fn the_endpoint_counts_distinct_players_per_step() {
     let key = key["key"].as_str().expect("secret").to_owned();
     let pool = &app.db.pool;
     let t = Utc::now() - Duration::hours(2);
-    let (p1, p2, p3) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    // Players in both halves of the id space, so both of the two parallel slices count some.
+    let (p1, p2, p3) = (
+        Uuid::now_v7(),
+        Uuid::max(),
+        Uuid::from_u128(u128::MAX / 2 + 1),
+    );
     let journeys = [
         (p1, "quest_started", 0),
         (p1, "quest_completed", 60),
@@ -285,6 +124,46 @@ async fn the_endpoint_counts_distinct_players_per_step() {
         .await
         .expect("json");
     assert_eq!(result["steps"][1]["players"], 1);
+
+    // Strict: p1's session_join (internal) does not break quest_completed -> shop_purchase,
+    // a custom event between them does.
+    let strict =
+        json!({"steps": ["quest_started", "quest_completed", "shop_purchase"], "order": "strict"});
+    let players = |result: &Value| -> Vec<i64> {
+        result["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|s| s["players"].as_i64().expect("players"))
+            .collect()
+    };
+    let funnel = |body: Value| {
+        let request = app
+            .client
+            .post(app.url("/api/v1/funnels"))
+            .bearer_auth(&key)
+            .json(&body);
+        async move {
+            request
+                .send()
+                .await
+                .expect("sent")
+                .json::<Value>()
+                .await
+                .expect("json")
+        }
+    };
+    assert_eq!(players(&funnel(strict.clone()).await), [3, 2, 1]);
+    insert_event(
+        pool,
+        &account,
+        2000,
+        p1,
+        "crate_opened",
+        t + Duration::seconds(100),
+    )
+    .await;
+    assert_eq!(players(&funnel(strict).await), [3, 2, 0]);
 }
 
 #[tokio::test]

@@ -87,6 +87,7 @@ impl TestApp {
             database_url: db.url.clone(),
             read_database_url: None,
             trusted_proxies: Vec::new(),
+            funnel_parallelism: 2,
         };
         let client = reqwest::Client::new();
         let (addr, shutdown) = start(config.clone(), &client).await?;
