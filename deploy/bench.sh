@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs the benchmark on private servers and writes target/bench/report.json plus a table.
 #
-#   ./deploy/bench.sh [--quick] [--debug]
+#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads]
 #
 #   --quick   a small version that finishes in a couple of minutes (CI runs it via test.sh)
 #   --debug   use the debug build (what test.sh has already built) instead of a release build;
 #             the numbers are then meaningless, only the harness is exercised
+#   --only P  run only the write phases (ingest, projector, baselines) or the read phases
+#             (live stream, open streams, reads on the large dataset)
 #
 # It builds warden-bench (one cargo build), starts a private nats-server with
 # `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's
@@ -19,10 +21,18 @@ source "$(dirname "$0")/lib.sh"
 cd "$REPO_ROOT"
 
 quick=()
+only=()
 profile=release
-for arg in "$@"; do
+while (($#)); do
+    arg="$1"
+    shift
     case "$arg" in
     --quick) quick=(--quick) ;;
+    --only)
+        [[ $# -gt 0 ]] || die "--only needs writes or reads"
+        only=(--only "$1")
+        shift
+        ;;
     --debug) profile=debug ;;
     -h | --help)
         sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -91,4 +101,4 @@ mkdir -p target/bench
 pg_pid="$(head -n 1 "$work/pg/data/postmaster.pid")"
 BENCH_NATS_URL="nats://127.0.0.1:$nats_port" BENCH_PG_URL="postgres://postgres@127.0.0.1:$pg_port" \
     BENCH_NATS_PID="$nats_pid" BENCH_PG_PID="$pg_pid" \
-    "$BENCH_BIN" run ${quick[@]+"${quick[@]}"} --out target/bench/report.json
+    "$BENCH_BIN" run ${quick[@]+"${quick[@]}"} ${only[@]+"${only[@]}"} --out target/bench/report.json

@@ -138,6 +138,11 @@ pub fn decode_record<T: PluginRecord>(
 }
 
 fn deserialize<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, RecordError> {
+    // Most records are fine: decode them without tracking the path, and pay for the path
+    // (which names the bad field in the error) only when decoding fails.
+    if let Ok(value) = serde_json::from_str(raw.get()) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_str(raw.get());
     serde_path_to_error::deserialize(&mut de).map_err(|error| {
         let path = error.path().to_string();

@@ -18,6 +18,7 @@ use shared::serve::{ServeLimits, serve};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// The broker must take a full 1 MiB batch plus its envelope in one message.
@@ -75,6 +76,9 @@ impl Ingest {
             key_usage,
             body_read_timeout: config.common.serve.body_read_timeout,
         };
+        let max_writes = config.max_writes_in_flight;
+        let slots = Arc::new(Semaphore::new(max_writes));
+        let write_slots = slots.clone();
         let readiness = Readiness::new()
             .with("ingest_nats", move || {
                 let connected = publisher.is_connected();
@@ -95,9 +99,14 @@ impl Ingest {
                         Err("key bucket not loaded yet".into())
                     }
                 }
+            })
+            .with("ingest_writes", move || {
+                // Informational: a full house means writes are queueing for a slot.
+                let in_flight = max_writes - write_slots.available_permits();
+                async move { Ok(json!({"in_flight": in_flight, "limit": max_writes})) }
             });
         Ok(Ingest {
-            api: routes::router(state),
+            api: routes::router(state, slots),
             readiness,
         })
     }

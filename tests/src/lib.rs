@@ -72,6 +72,7 @@ impl TestStack {
                 bind_addr: any_port,
                 ip_hash_key: "test-ip-hash-key".into(),
                 publish_timeout: Duration::from_secs(2),
+                max_writes_in_flight: 256,
             },
             projector: projector::Config {
                 common: common.clone(),

@@ -108,20 +108,60 @@ struct ChatWithId {
     entry: ChatEntry,
 }
 
-/// A 100-record chat batch with client ids, as a plugin posts it (`POST /api/plugin/chat`).
-pub(crate) fn chat_batch_body(
-    rng: &mut impl Rng,
-    server: Uuid,
-    players: &[Uuid],
-) -> anyhow::Result<Vec<u8>> {
-    let now = Utc::now();
-    let records: Vec<ChatWithId> = (0..CHAT_BATCH)
-        .map(|_| ChatWithId {
-            id: Uuid::now_v7(),
-            entry: chat_entry(rng, server, players, now),
-        })
-        .collect();
-    Ok(serde_json::to_vec(&records)?)
+/// 100-record chat batches with client ids, as plugins post them (`POST /api/plugin/chat`),
+/// made ahead of the timed load: the texts, players and servers of a few templates, each
+/// request getting fresh ids stamped in place. The raw publish baseline builds its payloads
+/// before its clock starts too, so neither side pays for generating data while measured.
+pub(crate) struct ChatBodies {
+    /// Each template's JSON and the byte offset of each record's id in it.
+    templates: Vec<(Vec<u8>, Vec<usize>)>,
+}
+
+/// Templates made per run; requests cycle through them.
+const CHAT_TEMPLATES: usize = 64;
+/// A hyphenated UUID's length.
+const UUID_TEXT: usize = 36;
+
+impl ChatBodies {
+    /// Makes the templates (each from its own simulated server).
+    pub(crate) fn new(rng: &mut impl Rng, players: &[Uuid]) -> anyhow::Result<ChatBodies> {
+        let now = Utc::now();
+        let mut templates = Vec::with_capacity(CHAT_TEMPLATES);
+        for _ in 0..CHAT_TEMPLATES {
+            let server = Uuid::new_v4();
+            let records: Vec<ChatWithId> = (0..CHAT_BATCH)
+                .map(|_| ChatWithId {
+                    id: Uuid::new_v4(),
+                    entry: chat_entry(rng, server, players, now),
+                })
+                .collect();
+            let body = serde_json::to_vec(&records)?;
+            let text = String::from_utf8_lossy(&body).into_owned();
+            let offsets = records
+                .iter()
+                .map(|r| {
+                    let id = format!("\"id\":\"{}\"", r.id.hyphenated());
+                    text.find(&id)
+                        .map(|at| at + "\"id\":\"".len())
+                        .ok_or_else(|| anyhow::anyhow!("a template lost a record id"))
+                })
+                .collect::<anyhow::Result<Vec<usize>>>()?;
+            templates.push((body, offsets));
+        }
+        Ok(ChatBodies { templates })
+    }
+
+    /// The `n`th body: a template with a fresh id stamped on every record.
+    pub(crate) fn body(&self, n: usize) -> Vec<u8> {
+        let (template, offsets) = &self.templates[n % self.templates.len()];
+        let mut body = template.clone();
+        for &at in offsets {
+            Uuid::now_v7()
+                .hyphenated()
+                .encode_lower(&mut body[at..at + UUID_TEXT]);
+        }
+        body
+    }
 }
 
 /// The log message ingest appends for a 100-record chat batch.

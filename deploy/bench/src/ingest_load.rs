@@ -2,11 +2,12 @@
 //! batches (each awaits its 202, i.e. the durable ack, before the next), and single custom
 //! events.
 
-use crate::data::{CHAT_BATCH, chat_batch_body, custom_event};
+use crate::data::{CHAT_BATCH, ChatBodies, custom_event};
 use crate::stats::{Latencies, Measurement};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
@@ -29,16 +30,17 @@ pub(crate) async fn chat_servers(
     keys: &[String],
     players: Arc<Vec<Uuid>>,
     duration: Duration,
-) -> LoadOutcome {
+) -> anyhow::Result<LoadOutcome> {
     let url = format!("{ingest_url}/api/plugin/chat");
-    run_workers(
+    let bodies = Arc::new(ChatBodies::new(&mut StdRng::seed_from_u64(17), &players)?);
+    let sent = Arc::new(AtomicUsize::new(0));
+    Ok(run_workers(
         keys,
         duration,
-        move |key, http, mut rng| {
-            let (url, players) = (url.clone(), players.clone());
+        move |key, http, _rng| {
+            let (url, bodies, sent) = (url.clone(), bodies.clone(), sent.clone());
             async move {
-                let server = Uuid::new_v4();
-                let body = chat_batch_body(&mut rng, server, &players).ok()?;
+                let body = bodies.body(sent.fetch_add(1, Ordering::Relaxed));
                 post(&http, &url, &key, body)
                     .await
                     .then_some(CHAT_BATCH as u64)
@@ -46,7 +48,7 @@ pub(crate) async fn chat_servers(
         },
         http,
     )
-    .await
+    .await)
 }
 
 /// Each key is one client posting single custom events back to back for `duration`.

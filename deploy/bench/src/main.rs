@@ -26,6 +26,11 @@ mod write_phases;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+/// mimalloc instead of glibc's malloc: the services allocate per record (every chat line's
+/// strings), and malloc/free took about 17% of ingest's CPU under load (README, Benchmarks).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(about = "Warden's benchmark harness (run it through ./deploy/bench.sh)")]
 struct Cli {
@@ -40,6 +45,11 @@ enum Command {
         /// A small version that finishes in a couple of minutes.
         #[arg(long)]
         quick: bool,
+        /// Run only these phases: `writes` (ingest, projector and their baselines) or `reads`
+        /// (live stream, open streams, reads on the large dataset). Targets of the phases not
+        /// run show as not measured.
+        #[arg(long, value_enum)]
+        only: Option<run::Phases>,
         /// Where the JSON report goes.
         #[arg(long, default_value = "target/bench/report.json")]
         out: PathBuf,
@@ -66,11 +76,13 @@ fn main() -> anyhow::Result<()> {
         Command::Serve { service } => runtime.block_on(serve::serve(service)),
         Command::Run {
             quick,
+            only,
             out,
             nats_url,
             pg_url,
         } => runtime.block_on(run::run(
             plan::Plan::new(quick),
+            only,
             &out,
             run::Servers { nats_url, pg_url },
         )),

@@ -68,7 +68,7 @@ impl Plan {
             Plan {
                 mode: "full",
                 raw_publish_messages: 10_000,
-                chat_servers: 128,
+                chat_servers: 256,
                 chat_duration: Duration::from_secs(20),
                 event_clients: 64,
                 event_duration: Duration::from_secs(10),

@@ -95,7 +95,9 @@ pub(crate) async fn build_dataset(
         insert_events(&mut conn, &rows).await?;
         written += n;
     }
-    sqlx::query("ANALYZE").execute(pool).await?;
+    // What autovacuum reaches in steady state: statistics, and a visibility map that lets the
+    // funnel's index-only scan skip the heap.
+    sqlx::query("VACUUM (ANALYZE)").execute(pool).await?;
     Ok(ids)
 }
 

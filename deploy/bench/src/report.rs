@@ -22,6 +22,8 @@ pub(crate) struct Report {
     pub(crate) targets: Vec<Target>,
     /// Caveats worth reading beside the numbers.
     pub(crate) notes: Vec<String>,
+    /// The phases run when not all were (`--only`); targets of the others show as skipped.
+    pub(crate) only: Option<String>,
 }
 
 /// One target and whether it holds.
@@ -128,7 +130,11 @@ impl Report {
                 (_, Some(v), _) => format!("{v:.2}"),
                 _ => "not measured".to_owned(),
             };
-            let verdict = if t.holds { "PASS" } else { "MISS" };
+            let verdict = match (t.holds, t.measured, &self.only) {
+                (true, _, _) => "PASS",
+                (false, None, Some(_)) => "SKIP",
+                (false, _, _) => "MISS",
+            };
             let _ = writeln!(out, "  {verdict}  {:<58} {detail}", t.requirement);
         }
         for note in &self.notes {

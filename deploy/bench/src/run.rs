@@ -86,13 +86,27 @@ impl Bench {
     }
 }
 
+/// A subset of the phases, to rerun one side after a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Phases {
+    /// Ingest, projector and their baselines.
+    Writes,
+    /// POST -> live stream, open streams, reads on the large dataset.
+    Reads,
+}
+
 /// Prints which phase starts.
 pub(crate) fn phase(name: &str) {
     eprintln!("==> bench: {name}");
 }
 
 /// Runs every phase, writes `out` and prints the table.
-pub(crate) async fn run(plan: Plan, out: &Path, servers: Servers) -> anyhow::Result<()> {
+pub(crate) async fn run(
+    plan: Plan,
+    only: Option<Phases>,
+    out: &Path,
+    servers: Servers,
+) -> anyhow::Result<()> {
     let report = Report {
         mode: plan.mode.into(),
         machine: verdict::machine(),
@@ -148,17 +162,34 @@ pub(crate) async fn run(plan: Plan, out: &Path, servers: Servers) -> anyhow::Res
         .collect(),
     };
 
-    let projector = write_phases::run(&mut bench, &ingest).await?;
-    let open = read_phases::run(&mut bench, &query, &ingest).await?;
+    let projector = if only != Some(Phases::Reads) {
+        Some(write_phases::run(&mut bench, &ingest).await?)
+    } else {
+        None
+    };
+    let open = if only != Some(Phases::Writes) {
+        read_phases::run(&mut bench, &query, &ingest).await?
+    } else {
+        0
+    };
+    if let Some(phases) = only {
+        let phases = format!("{phases:?}").to_lowercase();
+        bench.report.notes.push(format!(
+            "only the {phases} phases were run (--only {phases}); the other targets are skipped"
+        ));
+        bench.report.only = Some(phases);
+    }
 
     bench.memory("whole run", &query);
     bench.memory("whole run", &ingest);
-    bench.memory("whole run", &projector);
+    if let Some(projector) = &projector {
+        bench.memory("whole run", projector);
+    }
     if let Some(own) = own_peak_rss_mib() {
         let key = "warden-bench itself (load generator)".to_owned();
         bench.report.memory_mib.insert(key, own);
     }
-    for process in [query, ingest, projector] {
+    for process in [Some(query), Some(ingest), projector].into_iter().flatten() {
         process.stop().await;
     }
     let mut report = bench.report;

@@ -34,7 +34,7 @@ pub(crate) async fn run(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Resul
         b.players.clone(),
         b.plan.chat_duration,
     )
-    .await;
+    .await?;
     let what = format!(
         "{} simulated servers (one plugin key each) posting 100-record chat batches, each \
          awaiting its 202 (the durable ack); latency per request",
@@ -128,7 +128,7 @@ pub(crate) async fn run(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Resul
         b.players.clone(),
         b.plan.sustained_duration,
     )
-    .await;
+    .await?;
     let end = last_sequence(&b.js, &b.log.stream).await?;
     wait_projected(&b.svc_pool, end, Duration::from_secs(1800)).await?;
     b.note("ingest_plus_projector", cpu.since());
@@ -166,7 +166,9 @@ async fn raw_publish(b: &mut Bench) -> anyhow::Result<()> {
             }
         })
         .collect();
+    let cpu = b.cpu(&[]);
     let (latencies, elapsed, errors) = publish_pipelined(&b.js, &raw.stream, outgoing).await?;
+    b.note("raw_publish", cpu.since());
     let what = "baseline: the log messages ingest writes for 100-record chat batches, published \
                 pipelined with message ids to a stream configured like ours; latency is send to \
                 ack with the whole window in flight";

@@ -8,14 +8,22 @@ use crate::state::AppState;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tower::limit::GlobalConcurrencyLimitLayer;
 
-/// Every plugin write route, with state applied.
-pub fn router(state: AppState) -> Router {
+/// Every plugin write route, with state applied; a write is processed only while it holds one
+/// of `slots`' permits.
+pub fn router(state: AppState, slots: Arc<Semaphore>) -> Router {
     Router::new()
         .merge(plugin_records::router())
         .merge(custom_events::router())
         // Bodies are read and limited by `body::read_json_body`, after the auth check.
         .layer(DefaultBodyLimit::disable())
+        // Inside the gate: only authenticated writes within their quota wait for a slot, so
+        // a flood of bad keys cannot crowd out good ones. A waiting write's body stays in the
+        // socket, so memory is bounded by the slots, not by the number of clients.
+        .route_layer(GlobalConcurrencyLimitLayer::with_semaphore(slots))
         .route_layer(middleware::from_fn_with_state(state.clone(), plugin_gate))
         .with_state(state)
 }

@@ -214,3 +214,87 @@ async fn a_503_says_nothing_about_the_broker() {
     }
     assert!(body.contains("\"code\":\"unavailable\""), "{body}");
 }
+
+/// `in_flight` of the `ingest_writes` readiness probe.
+async fn writes_in_flight(ingest: &TestIngest) -> u64 {
+    let ready: serde_json::Value = ingest
+        .http
+        .get(format!("{}/readyz", ingest.base))
+        .send()
+        .await
+        .expect("readyz answers")
+        .json()
+        .await
+        .expect("readyz is JSON");
+    ready["checks"]["ingest_writes"]["detail"]["in_flight"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no in_flight in {ready}"))
+}
+
+#[tokio::test]
+async fn writes_beyond_the_in_flight_limit_wait_for_a_slot() {
+    let ingest = TestIngest::start_configured(|config| {
+        config.max_writes_in_flight = 1;
+        config.common.serve.body_read_timeout = Duration::from_secs(2);
+    })
+    .await;
+    // Write A takes the only slot and stalls in its body until the body timeout.
+    let (mut reader, mut writer) = TcpStream::connect(addr(&ingest))
+        .await
+        .expect("connect")
+        .into_split();
+    let head = format!(
+        "POST /api/plugin/heartbeat HTTP/1.1\r\nHost: warden\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 4096\r\n\r\n{{",
+        ingest.plugin_key
+    );
+    writer.write_all(head.as_bytes()).await.expect("head sent");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while writes_in_flight(&ingest).await != 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled write never took its slot"
+        );
+        tokio::task::yield_now().await;
+    }
+    // Write B, complete at once, waits until A gives the slot back.
+    let (done, mut order) = tokio::sync::mpsc::unbounded_channel();
+    let b_done = done.clone();
+    let (http, base, key) = (
+        ingest.http.clone(),
+        ingest.base.clone(),
+        ingest.plugin_key.clone(),
+    );
+    let b = tokio::spawn(async move {
+        let heartbeat =
+            json!({"server_id": SERVER, "tps": 20, "player_count": 1, "max_players": 10});
+        let status = http
+            .post(format!("{base}/api/plugin/heartbeat"))
+            .bearer_auth(key)
+            .json(&heartbeat)
+            .send()
+            .await
+            .expect("B answered")
+            .status();
+        let _ = b_done.send("B");
+        status
+    });
+    // A's answer counts as soon as its head arrives (the connection closes a little later).
+    let mut a = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !a.windows(4).any(|w| w == b"\r\n\r\n") {
+        let read = timeout(Duration::from_secs(10), reader.read(&mut buf)).await;
+        let n = read.expect("A was cut off").expect("A's connection reads");
+        assert!(n > 0, "A's connection closed without an answer");
+        a.extend_from_slice(&buf[..n]);
+    }
+    let _ = done.send("A");
+    assert!(String::from_utf8_lossy(&a).starts_with("HTTP/1.1 408"));
+    assert_eq!(b.await.expect("B ran"), 202);
+    assert_eq!(
+        order.recv().await,
+        Some("A"),
+        "B was served while A held the only slot"
+    );
+    assert_eq!(writes_in_flight(&ingest).await, 0);
+}

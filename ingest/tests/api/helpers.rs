@@ -41,6 +41,7 @@ pub fn config(nats_url: String, log: EventLogConfig, admin_key: &str) -> Config 
         bind_addr: "127.0.0.1:0".parse().expect("addr"),
         ip_hash_key: "test-ip-key".into(),
         publish_timeout: Duration::from_secs(2),
+        max_writes_in_flight: 256,
     }
 }
 
@@ -51,6 +52,11 @@ impl TestIngest {
 
     /// Like [`Self::start`], serving under `limits`.
     pub async fn start_with(limits: ServeLimits) -> TestIngest {
+        Self::start_configured(|config| config.common.serve = limits).await
+    }
+
+    /// Like [`Self::start`], with `configure` applied to the configuration.
+    pub async fn start_configured(configure: impl FnOnce(&mut Config)) -> TestIngest {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await.expect("nats-server starts");
         let log = EventLogConfig {
@@ -63,7 +69,7 @@ impl TestIngest {
         let admin_key = generate_secret(KeyKind::Admin);
         let shutdown = CancellationToken::new();
         let mut config = config(nats.url(), log.clone(), &admin_key);
-        config.common.serve = limits;
+        configure(&mut config);
         let app = App::build(config, shutdown.clone())
             .await
             .expect("ingest builds");

@@ -70,6 +70,7 @@ impl Rig {
                 bind_addr: any_port,
                 ip_hash_key: "test-ip-hash-key".into(),
                 publish_timeout: Duration::from_secs(2),
+                max_writes_in_flight: 256,
             },
             shutdown.clone(),
         )
