@@ -1,7 +1,7 @@
 //! The write path shared by every plugin endpoint: decode, validate, normalize, then append
 //! one log message per subject and wait for every ack.
 
-use crate::decode::{RawRecords, RecordError, decode_record};
+use crate::decode::{RecordError, decode_body};
 use crate::error::IngestError;
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
@@ -39,24 +39,25 @@ pub struct Prepared<T> {
     pub rejected: Vec<RejectedRecord>,
     /// When the request arrived.
     pub received_at: DateTime<Utc>,
+    /// True when the body was an array (a batch), even of one record.
+    pub is_batch: bool,
 }
 
 /// Decodes, validates and normalizes every record; refuses the request when none is usable.
-pub fn prepare<T: PluginRecord>(
-    state: &AppState,
-    body: &RawRecords<'_>,
-) -> Result<Prepared<T>, IngestError> {
+pub fn prepare<T: PluginRecord>(state: &AppState, body: &[u8]) -> Result<Prepared<T>, IngestError> {
     let received_at = Utc::now();
+    let body = decode_body::<T>(body, received_at)?;
     let mut prepared = Prepared {
         records: Vec::new(),
         client_ids: true,
         duplicates: 0,
         rejected: Vec::new(),
         received_at,
+        is_batch: body.is_batch,
     };
     let mut seen = HashSet::new();
-    for (index, raw) in body.records.iter().enumerate() {
-        match decode_record::<T>(raw, received_at) {
+    for (index, decoded) in body.records.into_iter().enumerate() {
+        match decoded {
             Ok(decoded) => {
                 let id = match decoded.id {
                     Some(id) if !seen.insert(id) => {
@@ -135,6 +136,7 @@ pub async fn append<T: PluginRecord>(
         mut duplicates,
         rejected,
         received_at,
+        ..
     } = prepared;
     let mut groups: Vec<(Option<String>, Vec<Logged<T>>)> = Vec::new();
     for logged in records {

@@ -2,7 +2,6 @@
 
 use crate::auth::PluginCaller;
 use crate::body::read_json_body;
-use crate::decode::split_body;
 use crate::error::IngestError;
 use crate::state::AppState;
 use crate::write::{append, prepare};
@@ -46,9 +45,8 @@ async fn write_events(
     body: Body,
 ) -> Result<Response, IngestError> {
     let bytes = read_json_body(&headers, body, state.body_read_timeout).await?;
-    let records = split_body(&bytes)?;
-    let prepared = prepare::<CustomEvent>(&state, &records)?;
-    let single = (!records.is_batch).then(|| {
+    let prepared = prepare::<CustomEvent>(&state, &bytes)?;
+    let single = (!prepared.is_batch).then(|| {
         prepared.records.first().map(|logged| EventAccepted {
             id: logged.id,
             name: logged.record.name.clone(),

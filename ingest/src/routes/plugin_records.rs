@@ -3,7 +3,6 @@
 
 use crate::auth::PluginCaller;
 use crate::body::read_json_body;
-use crate::decode::split_body;
 use crate::error::IngestError;
 use crate::state::AppState;
 use crate::write::{WriteReport, append, prepare};
@@ -35,8 +34,7 @@ async fn write<T: PluginRecord>(
     body: Body,
 ) -> Result<(StatusCode, Json<WriteReport>), IngestError> {
     let bytes = read_json_body(&headers, body, state.body_read_timeout).await?;
-    let records = split_body(&bytes)?;
-    let prepared = prepare::<T>(&state, &records)?;
+    let prepared = prepare::<T>(&state, &bytes)?;
     let report = append(&state, &caller, prepared).await?;
     Ok((StatusCode::ACCEPTED, Json(report)))
 }

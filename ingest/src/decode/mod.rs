@@ -1,6 +1,8 @@
 //! Turning a JSON body into records: one object or a batch, each record decoded on its own so
 //! one bad record does not sink its batch.
 
+mod one_pass;
+
 use crate::error::IngestError;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -37,19 +39,7 @@ pub fn split_body(body: &[u8]) -> Result<RawRecords<'_>, IngestError> {
                     malformed(format!("the body is not valid JSON: {}", clean_message(&e)))
                 }
             })?;
-            if records.len() > MAX_BATCH_RECORDS {
-                return Err(IngestError::TooLarge(format!(
-                    "a batch holds at most {MAX_BATCH_RECORDS} records (got {})",
-                    records.len()
-                )));
-            }
-            if records.is_empty() {
-                return Err(IngestError::Rejected {
-                    code: "validation_failed".into(),
-                    detail: "a batch holds 1 to 1000 records; this one is empty".into(),
-                    rejected: Vec::new(),
-                });
-            }
+            check_batch_len(records.len())?;
             Ok(RawRecords {
                 records,
                 is_batch: true,
@@ -72,6 +62,66 @@ pub fn split_body(body: &[u8]) -> Result<RawRecords<'_>, IngestError> {
             "the body must be a JSON object (one record) or an array of records".into(),
         )),
     }
+}
+
+/// 413 past the batch limit, 422 for an empty batch.
+fn check_batch_len(len: usize) -> Result<(), IngestError> {
+    if len > MAX_BATCH_RECORDS {
+        return Err(IngestError::TooLarge(format!(
+            "a batch holds at most {MAX_BATCH_RECORDS} records (got {len})"
+        )));
+    }
+    if len == 0 {
+        return Err(IngestError::Rejected {
+            code: "validation_failed".into(),
+            detail: "a batch holds 1 to 1000 records; this one is empty".into(),
+            rejected: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+/// The records of a body, each decoded and validated on its own.
+#[derive(Debug)]
+pub struct DecodedBody<T> {
+    /// Each record, or why it was refused, in body order.
+    pub records: Vec<Result<Decoded<T>, RecordError>>,
+    /// True when the body was an array.
+    pub is_batch: bool,
+}
+
+/// Decodes and validates every record of a body: in one pass when the body is entirely well
+/// formed, else record by record, so one bad record does not sink its batch and each error
+/// names its field.
+pub fn decode_body<T: PluginRecord>(
+    body: &[u8],
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<DecodedBody<T>, IngestError> {
+    if let Some((records, is_batch)) = one_pass::decode_all::<T>(body) {
+        if is_batch {
+            check_batch_len(records.len())?;
+        }
+        let records = records
+            .into_iter()
+            .map(|r| {
+                r.record.validate(now).map_err(RecordError::Rules)?;
+                Ok(Decoded {
+                    id: r.id,
+                    record: r.record,
+                })
+            })
+            .collect();
+        return Ok(DecodedBody { records, is_batch });
+    }
+    let raw = split_body(body)?;
+    Ok(DecodedBody {
+        records: raw
+            .records
+            .iter()
+            .map(|record| decode_record(record, now))
+            .collect(),
+        is_batch: raw.is_batch,
+    })
 }
 
 fn deep_body() -> IngestError {
