@@ -105,18 +105,26 @@ impl Walk {
         event.code == self.canon[0] && event.at >= self.entry_from && event.at < self.entry_to
     }
 
+    /// Every entry: its position, its time and the end of its window.
+    fn entries<'e>(
+        &self,
+        events: &'e [JourneyEvent],
+    ) -> impl Iterator<Item = (usize, i64, i64)> + use<'_, 'e> {
+        events
+            .iter()
+            .enumerate()
+            .filter(|(_, event)| self.is_entry(event))
+            .map(|(i, entry)| (i, entry.at, entry.at.saturating_add(self.window)))
+    }
+
     fn sequential(&self, events: &[JourneyEvent]) -> Reached {
         let m = self.canon.len();
         let mut best = Reached::default();
         // cursor[k]: the first occurrence of step k's code after some position at or before
         // the current chain's step k - 1 (or events.len() when there is none).
         let mut cursor = [0usize; MAX_STEPS];
-        for (i, entry) in events.iter().enumerate() {
-            if !self.is_entry(entry) {
-                continue;
-            }
-            let deadline = entry.at.saturating_add(self.window);
-            let mut reached = Reached::starting(entry.at);
+        for (i, at, deadline) in self.entries(events) {
+            let mut reached = Reached::starting(at);
             let mut previous = i;
             let mut exhausted = false;
             for (slot, &code) in cursor.iter_mut().zip(&self.canon).skip(1) {
@@ -146,12 +154,8 @@ impl Walk {
     fn strict(&self, events: &[JourneyEvent]) -> Reached {
         let m = self.canon.len();
         let mut best = Reached::default();
-        for (i, entry) in events.iter().enumerate() {
-            if !self.is_entry(entry) {
-                continue;
-            }
-            let deadline = entry.at.saturating_add(self.window);
-            let mut reached = Reached::starting(entry.at);
+        for (i, at, deadline) in self.entries(events) {
+            let mut reached = Reached::starting(at);
             for (k, next) in (1..m).zip(events[i + 1..].iter()) {
                 if next.code != self.canon[k] || next.at > deadline {
                     break;
@@ -172,11 +176,7 @@ impl Walk {
         // cursor[k]: as in `sequential`, for slot k's occurrence (the next one after the entry,
         // or after the earlier slot with the same code).
         let mut cursor = [0usize; MAX_STEPS];
-        for (i, entry) in events.iter().enumerate() {
-            if !self.is_entry(entry) {
-                continue;
-            }
-            let deadline = entry.at.saturating_add(self.window);
+        for (i, at, deadline) in self.entries(events) {
             // The first step slot with no occurrence left at all, if any: no entry from here
             // on can get past it.
             let mut cap = m;
@@ -191,7 +191,7 @@ impl Walk {
                     cap = cap.min(k);
                 }
             }
-            let mut reached = Reached::starting(entry.at);
+            let mut reached = Reached::starting(at);
             for &position in &cursor[1..m] {
                 match events.get(position) {
                     Some(step) if step.at <= deadline => {
