@@ -139,7 +139,7 @@ async fn tally_slice(
                 events.clear();
             }
             events.push(JourneyEvent {
-                code: walk.code_of(&spec.steps, row.name),
+                code: walk.code_of(row.name),
                 at: row.at,
             });
         })?;

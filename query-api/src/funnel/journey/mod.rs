@@ -37,6 +37,8 @@ pub struct JourneyEvent {
 /// A funnel's rules, ready to walk players.
 #[derive(Debug, Clone)]
 pub struct Walk {
+    /// The step names, in order.
+    steps: Vec<String>,
     /// `canon[k]`: the code an event must carry to be step k + 1 (steps may repeat a name).
     canon: Vec<u8>,
     /// In `any` order: the earlier step slot with the same code that slot k must follow, if
@@ -69,6 +71,7 @@ impl Walk {
             .map(|k| (1..k).rev().find(|&j| canon[j] == canon[k]))
             .collect();
         Walk {
+            steps: steps.to_vec(),
             canon,
             same_code_before,
             order,
@@ -79,8 +82,8 @@ impl Walk {
     }
 
     /// The code of an event named `name`: its step's 1-based position, 0 for no step.
-    pub fn code_of(&self, steps: &[String], name: &[u8]) -> u8 {
-        steps
+    pub fn code_of(&self, name: &[u8]) -> u8 {
+        self.steps
             .iter()
             .position(|s| s.as_bytes() == name)
             .map_or(0, |k| self.canon[k])

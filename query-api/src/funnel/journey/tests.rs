@@ -4,19 +4,19 @@ use proptest::prelude::*;
 const WEEK: i64 = 604_800;
 
 /// A walk over `steps` with entries allowed from -3600 s to one day, times in seconds.
-fn walk(steps: &[&str], window: i64, order: FunnelOrder) -> (Walk, Vec<String>) {
+fn walk(steps: &[&str], window: i64, order: FunnelOrder) -> Walk {
     let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
-    (Walk::new(&steps, order, window, -3600, 86_400), steps)
+    Walk::new(&steps, order, window, -3600, 86_400)
 }
 
 /// The seconds at which each step was reached, for `(name, seconds)` events in order; both
 /// the walk and the reference must agree.
 fn progress(events: &[(&str, i64)], steps: &[&str], window: i64, order: FunnelOrder) -> Vec<i64> {
-    let (walk, names) = walk(steps, window, order);
+    let walk = walk(steps, window, order);
     let events: Vec<JourneyEvent> = events
         .iter()
         .map(|(name, at)| JourneyEvent {
-            code: walk.code_of(&names, name.as_bytes()),
+            code: walk.code_of(name.as_bytes()),
             at: *at,
         })
         .collect();
@@ -149,7 +149,7 @@ proptest! {
             .map(|&(name, gap)| {
                 // Gaps of 0 make ties; the walk gets the timeline order as given.
                 at += gap / 4;
-                JourneyEvent { code: walk.code_of(&steps, names[name as usize].as_bytes()), at }
+                JourneyEvent { code: walk.code_of(names[name as usize].as_bytes()), at }
             })
             .collect();
         let fast = walk.progress(&events);
