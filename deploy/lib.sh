@@ -208,6 +208,17 @@ ensure_pyyaml_installed() {
         die "pip install pyyaml==$PYYAML_VERSION failed"
 }
 
+# Schemathesis in .local/venv, for deploy/fuzz.sh (the OpenAPI-driven fuzzer run).
+SCHEMATHESIS_VERSION="4.32.5"
+ensure_schemathesis_installed() {
+    ensure_nats_installed
+    [[ "$("$VENV_DIR/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null)" == "$SCHEMATHESIS_VERSION" ]] &&
+        return 0
+    log "installing schemathesis==$SCHEMATHESIS_VERSION into $VENV_DIR"
+    "$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" ||
+        die "pip install schemathesis==$SCHEMATHESIS_VERSION failed"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Ports and secrets
 # ---------------------------------------------------------------------------------------------
@@ -328,10 +339,41 @@ stop_nats() {
 # PostgreSQL (parameterised by data dir so deploy/test.sh can run a throw-away cluster)
 # ---------------------------------------------------------------------------------------------
 
+# pg_postmaster_live DATA: true when DATA/postmaster.pid names a live postmaster of DATA.
+# PostgreSQL and `pg_ctl status` only ask whether that pid exists (kill -0), so after an unclean
+# stop a pid reused by an unrelated process, or a zombie, passes for a running server. Here the
+# process must also be running (not Z or X), be a `postgres -D ...` (a postmaster, not a backend,
+# whose title is "postgres: ..."), and have DATA as its working directory (the postmaster
+# chdirs there; when that link is not readable, its -D argument must name DATA).
+pg_postmaster_live() {
+    local data="$1" pid state want dir="" i
+    local -a argv
+    pid="$(head -n 1 "$data/postmaster.pid" 2>/dev/null | tr -dc '0-9')"
+    [[ -n "$pid" ]] || return 1
+    state="$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null)"
+    [[ -n "$state" && "$state" != Z && "$state" != X ]] || return 1
+    mapfile -d '' -t argv 2>/dev/null <"/proc/$pid/cmdline" || return 1
+    ((${#argv[@]} > 0)) || return 1
+    [[ "${argv[0]##*/}" == postgres || "${argv[0]##*/}" == postmaster ]] || return 1
+    for ((i = 1; i + 1 < ${#argv[@]}; i++)); do
+        [[ "${argv[i]}" == -D ]] && dir="${argv[i + 1]}"
+    done
+    [[ -n "$dir" ]] || return 1
+    want="$(realpath -m -- "$data")"
+    if [[ -r "/proc/$pid/cwd" ]] && [[ -n "$(readlink "/proc/$pid/cwd" 2>/dev/null)" ]]; then
+        [[ "$(readlink "/proc/$pid/cwd")" == "$want" ]]
+    else
+        [[ "$(realpath -m -- "$dir")" == "$want" ]]
+    fi
+}
+
+# pg_running DATA: true when the cluster in DATA has a live postmaster (see pg_postmaster_live)
+# that pg_ctl also reports as running.
 pg_running() {
     local data="$1"
     [[ -f "$data/postmaster.pid" ]] || return 1
     [[ -n "$PG_BIN" ]] || PG_BIN="$(find_pg_bin)" || return 1
+    pg_postmaster_live "$data" || return 1
     pg_as_owner "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1
 }
 
@@ -364,6 +406,12 @@ pg_start() {
     if pg_running "$data"; then
         log "PostgreSQL already running ($data)"
     else
+        if [[ -f "$data/postmaster.pid" ]]; then
+            # Left by an unclean stop, and its pid is no postmaster of $data (pg_running): were it
+            # kept, PostgreSQL would refuse to start while that pid exists.
+            warn "removing stale $data/postmaster.pid (pid $(head -n 1 "$data/postmaster.pid") is not a PostgreSQL server of $data)"
+            rm -f "$data/postmaster.pid"
+        fi
         mkdir -p "$run"
         touch "$logfile"
         pg_own_dir "$run" "$logfile"
@@ -478,4 +526,18 @@ ensure_browser_test_deps() {
     (cd "$BROWSER_TEST_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error) ||
         die "npm ci in $BROWSER_TEST_DIR failed"
     printf '%s\n' "$want" >"$stamp"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The edge test (query-api/tests/api/edge.rs): Debian's nginx runs deploy/nginx/warden.conf
+# ---------------------------------------------------------------------------------------------
+
+NGINX_BIN="/usr/sbin/nginx"
+
+# Installs Debian's nginx-light when /usr/sbin/nginx is missing. The test runs it as a child
+# process with its own config and prefix; the package's own service is never started.
+ensure_nginx_installed() {
+    [[ -x "$NGINX_BIN" ]] && return 0
+    apt_install nginx-light
+    [[ -x "$NGINX_BIN" ]] || die "nginx-light was installed but $NGINX_BIN is missing"
 }

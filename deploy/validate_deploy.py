@@ -3,7 +3,8 @@
 
 Parses every YAML file and checks structure that a cluster or Docker would only reject (or,
 worse, accept) at deploy time: probes, resources and disruption budgets on every Deployment,
-selectors and ports that match, the edge routing of both plugin prefixes to ingest, files the
+selectors and ports that match, the edge routing of both plugin prefixes to ingest, an edge
+that sets X-Forwarded-For itself and never routes /metrics or /readyz from outside, files the
 compose file mounts, and the Dockerfile's stages. Runs `docker compose config -q` when the
 compose plugin is installed (no engine needed); otherwise says so and skips only that check.
 
@@ -116,13 +117,30 @@ def check_k8s():
                 service = path["backend"]["service"]["name"]
                 check(service in services, f"Ingress: unknown Service {service}")
                 routes[path["path"]] = service
-    check_routes("Ingress", routes)
+                for ops in OPS_PATHS:
+                    check(not ingress_matches(path["path"], path.get("pathType"), ops),
+                          f"Ingress: {path['path']} routes {ops}, which must not be reachable from outside")
+    check_routes("Ingress", routes, ("/api/", "/events", "/assets/"))
 
 
-def check_routes(what, routes):
+# Readiness and metrics: for probes and Prometheus inside the cluster, never routed by the edge.
+OPS_PATHS = ("/metrics", "/readyz")
+
+
+def ingress_matches(path, path_type, request_path):
+    """Whether an Ingress path of `path_type` matches `request_path` (Kubernetes semantics)."""
+    if path_type == "Exact":
+        return path == request_path
+    # Prefix (and ImplementationSpecific, read as Prefix): whole path elements.
+    prefix = path.rstrip("/")
+    return prefix == "" or request_path == prefix or request_path.startswith(prefix + "/")
+
+
+def check_routes(what, routes, to_query_api):
     for prefix in ("/api/plugin/", "/api/v1/plugin/"):
         check(routes.get(prefix) == "ingest", f"{what}: {prefix} must go to ingest")
-    check(routes.get("/") in ("query-api", "query_api"), f"{what}: / must go to query-api")
+    for path in to_query_api:
+        check(routes.get(path) in ("query-api", "query_api"), f"{what}: {path} must go to query-api")
 
 
 def check_compose():
@@ -157,7 +175,16 @@ def check_nginx():
     conf = re.sub(r"#.*", "", conf)
     routes = {m.group(1): m.group(2)
               for m in re.finditer(r"location\s+(\S+)\s*\{[^}]*?proxy_pass\s+http://([\w-]+)", conf)}
-    check_routes("nginx", routes)
+    check_routes("nginx", routes, ("/",))
+    # The edge names the client itself; appending would pass on what the client wrote.
+    check(re.search(r"proxy_set_header\s+X-Forwarded-For\s+\$remote_addr\s*;", conf),
+          "nginx: proxy_set_header X-Forwarded-For $remote_addr (the edge sets the client address)")
+    check("$proxy_add_x_forwarded_for" not in conf,
+          "nginx: $proxy_add_x_forwarded_for keeps the client's own X-Forwarded-For entries")
+    for ops in OPS_PATHS:
+        block = re.search(r"location\s*=\s*" + re.escape(ops) + r"\s*\{([^}]*)\}", conf)
+        check(block and re.search(r"return\s+404\b", block.group(1)) and "proxy_pass" not in block.group(1),
+              f"nginx: location = {ops} must return 404 (ops endpoints stay inside)")
     check(re.search(r"upstream\s+ingest\s*\{[^}]*server\s+ingest:8081", conf),
           "nginx: upstream ingest must point at ingest:8081")
 

@@ -4,13 +4,12 @@ use crate::error::IngestError;
 use crate::state::AppState;
 use async_nats::jetstream::kv;
 use axum::extract::{FromRequestParts, Request, State};
-use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use futures::StreamExt;
-use shared::keys::{Caller, KeyDirectory, KeyEntry, KeyKind};
+use shared::keys::{Caller, KeyDirectory, KeyEntry, KeyKind, authorization_header};
 use shared::problem::Problem;
 use shared::rate_limit::Quota;
 use std::sync::Arc;
@@ -31,13 +30,8 @@ impl FromRequestParts<AppState> for PluginCaller {
         if let Some(caller) = parts.extensions.get::<Caller>() {
             return Ok(PluginCaller(*caller));
         }
-        let header = parts
-            .headers
-            .get(AUTHORIZATION)
-            .map(|v| v.to_str().unwrap_or(""));
-        state
-            .keys
-            .authenticate(header, KeyKind::Plugin, Utc::now())
+        authorization_header(&parts.headers)
+            .and_then(|header| state.keys.authenticate(header, KeyKind::Plugin, Utc::now()))
             .map(PluginCaller)
             .map_err(|e| IngestError::Problem(Box::new(Problem::from_auth(e, KeyKind::Plugin))))
     }
@@ -50,11 +44,9 @@ pub async fn plugin_gate(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let header = request
-        .headers()
-        .get(AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or(""));
-    let caller = match state.keys.authenticate(header, KeyKind::Plugin, Utc::now()) {
+    let caller = match authorization_header(request.headers())
+        .and_then(|header| state.keys.authenticate(header, KeyKind::Plugin, Utc::now()))
+    {
         Ok(caller) => caller,
         Err(error) => return Problem::from_auth(error, KeyKind::Plugin).into_response(),
     };

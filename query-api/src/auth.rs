@@ -6,11 +6,10 @@
 use crate::error::ApiError;
 use crate::rate_limit::enforce;
 use axum::extract::{FromRef, FromRequestParts};
-use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use chrono::Utc;
 use shared::key_usage::KeyUsage;
-use shared::keys::{AuthError, Caller, KeyDirectory, KeyKind};
+use shared::keys::{Caller, KeyDirectory, KeyKind, authorization_header};
 use shared::rate_limit::{Limiter, Quota};
 use std::sync::Arc;
 
@@ -27,15 +26,8 @@ fn authenticate(
     directory: &KeyDirectory,
     kind: KeyKind,
 ) -> Result<Caller, ApiError> {
-    let header = match parts.headers.get(AUTHORIZATION) {
-        None => None,
-        Some(value) => Some(value.to_str().map_err(|_| ApiError::Auth {
-            error: AuthError::Invalid,
-            needed: kind,
-        })?),
-    };
-    directory
-        .authenticate(header, kind, Utc::now())
+    authorization_header(&parts.headers)
+        .and_then(|header| directory.authenticate(header, kind, Utc::now()))
         .map_err(|error| ApiError::Auth {
             error,
             needed: kind,

@@ -22,6 +22,9 @@ pub struct Config {
     /// `FUNNEL_PARALLELISM` (default 2, 1..=8): how many connections, and so PostgreSQL cores,
     /// one funnel reads with.
     pub funnel_parallelism: usize,
+    /// `MAX_STREAMS_PER_KEY` (default 20, 1..=10000): how many live event streams one key may
+    /// hold open at once in this process.
+    pub max_streams_per_key: usize,
 }
 
 /// The default listen address.
@@ -40,6 +43,7 @@ impl Config {
                 .filter(|url| !url.is_empty()),
             trusted_proxies: trusted_proxies()?,
             funnel_parallelism: funnel_parallelism()?,
+            max_streams_per_key: max_streams_per_key()?,
         })
     }
 }
@@ -52,6 +56,21 @@ fn funnel_parallelism() -> Result<usize, ConfigError> {
         Err(ConfigError::Invalid {
             name: "FUNNEL_PARALLELISM",
             reason: "must be 1 to 8".to_owned(),
+        })
+    }
+}
+
+fn max_streams_per_key() -> Result<usize, ConfigError> {
+    let max: usize = or_default(
+        "MAX_STREAMS_PER_KEY",
+        crate::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
+    )?;
+    if (1..=10_000).contains(&max) {
+        Ok(max)
+    } else {
+        Err(ConfigError::Invalid {
+            name: "MAX_STREAMS_PER_KEY",
+            reason: "must be 1 to 10000".to_owned(),
         })
     }
 }
@@ -78,6 +97,7 @@ impl std::fmt::Debug for Config {
             .field("database_url", &"<redacted>")
             .field("trusted_proxies", &self.trusted_proxies)
             .field("funnel_parallelism", &self.funnel_parallelism)
+            .field("max_streams_per_key", &self.max_streams_per_key)
             .finish()
     }
 }

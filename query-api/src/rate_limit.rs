@@ -67,10 +67,12 @@ where
             .get::<ConnectInfo<SocketAddr>>()
             .map(|info| info.0.ip())
             .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        // Every line of the header, in order; one that is not text stops the walk there.
         let forwarded = parts
             .headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok());
+            .get_all("x-forwarded-for")
+            .iter()
+            .map(|v| v.to_str().unwrap_or("?"));
         let trusted = Arc::<[TrustedProxy]>::from_ref(state);
         let client = client_ip(peer, forwarded, &trusted);
         enforce(

@@ -3,6 +3,7 @@
 use crate::config::Config;
 use crate::fanout::LiveEvents;
 use crate::key_store::{KeyStore, spawn_directory_sync, spawn_usage_writer};
+use crate::open_streams::OpenStreams;
 use crate::routes;
 use crate::state::AppState;
 use anyhow::Context;
@@ -34,6 +35,10 @@ pub struct QueryApi {
 }
 
 impl QueryApi {
+    /// Paths whose responses are long-lived streams: whoever serves [`QueryApi::api`] exempts
+    /// them from the request deadline ([`ServeLimits::long_lived_paths`]).
+    pub const LONG_LIVED_PATHS: &'static [&'static str] = &[routes::events_stream::PATH];
+
     /// Connects PostgreSQL and NATS, checks the event stream, reconciles the key bucket with
     /// PostgreSQL and starts filling the key directory (until `shutdown`). Runs no migrations.
     pub async fn build(config: &Config, shutdown: CancellationToken) -> anyhow::Result<QueryApi> {
@@ -66,7 +71,8 @@ impl QueryApi {
         );
 
         let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
-        spawn_directory_sync(bucket, keys.clone(), shutdown.clone());
+        let streams = OpenStreams::new(config.max_streams_per_key);
+        spawn_directory_sync(bucket, keys.clone(), streams.clone(), shutdown.clone());
         let live = LiveEvents::start(
             js.clone(),
             config.common.event_log.clone(),
@@ -101,6 +107,7 @@ impl QueryApi {
             trusted_proxies: config.trusted_proxies.clone().into(),
             key_usage,
             funnel_parallelism: config.funnel_parallelism,
+            streams,
         });
         Ok(QueryApi { api, readiness })
     }
@@ -204,7 +211,10 @@ impl App {
         Ok(App {
             listener,
             router,
-            limits: config.common.serve,
+            limits: ServeLimits {
+                long_lived_paths: QueryApi::LONG_LIVED_PATHS,
+                ..config.common.serve
+            },
         })
     }
 

@@ -2,6 +2,7 @@
 
 use crate::fanout::LiveEvents;
 use crate::key_store::KeyStore;
+use crate::open_streams::OpenStreams;
 use axum::extract::FromRef;
 use shared::key_usage::KeyUsage;
 use shared::keys::KeyDirectory;
@@ -35,6 +36,8 @@ pub struct AppState {
     /// How many slices of the player id space one funnel reads at once (each on its own
     /// connection).
     pub funnel_parallelism: usize,
+    /// The live streams each key holds, capped, and ended when their key ends.
+    pub streams: Arc<OpenStreams>,
 }
 
 impl FromRef<AppState> for Arc<KeyUsage> {

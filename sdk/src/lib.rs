@@ -13,8 +13,10 @@
 //! - [`DashboardClient`] reads players, their punishments, flags and chat log (paged), servers,
 //!   staff, the event timeline and funnels with a dashboard key.
 //!
-//! The crate does not depend on the service's own crates: its types mirror the contract, and a
-//! test checks that every record it writes is accepted by the service's validation.
+//! The crate does not depend on the service's own crates: its types mirror the API contract
+//! (`shared/docs/api-contract.md` in Warden's repository; "contract §N" below cites its
+//! sections), and a test checks that every record it writes is accepted by the service's
+//! validation.
 //!
 //! ```no_run
 //! use std::time::Duration;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// Prefixes that belong to the events the service records itself (spec §6).
+/// Prefixes that belong to the events the service records itself (contract §6).
 pub const RESERVED_PREFIXES: [&str; 5] = ["session_", "punish_", "chat_", "rank_", "block_"];
 
 /// Longest allowed event name, in characters.

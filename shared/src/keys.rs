@@ -106,6 +106,23 @@ pub enum AuthError {
     },
     /// The key directory has not finished loading yet.
     NotReady,
+    /// More than one `Authorization` header: which key is meant would be a guess.
+    Duplicate,
+}
+
+/// The request's `Authorization` value, read the one way every service reads it: `Ok(None)`
+/// when absent, [`AuthError::Duplicate`] when sent more than once (proxies and frameworks
+/// disagree on which of two wins, so neither does here), [`AuthError::Invalid`] when it is not
+/// visible ASCII.
+pub fn authorization_header(headers: &axum::http::HeaderMap) -> Result<Option<&str>, AuthError> {
+    let mut values = headers.get_all(axum::http::header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(AuthError::Duplicate);
+    }
+    value.to_str().map(Some).map_err(|_| AuthError::Invalid)
 }
 
 /// The live keys, by hash, plus the operator's admin key.
@@ -310,5 +327,20 @@ mod tests {
             dir.identify(Some("Bearer wdn_admin_root"), Utc::now())
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn one_authorization_header_is_read_two_are_refused() {
+        use axum::http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+        let mut headers = HeaderMap::new();
+        assert_eq!(authorization_header(&headers), Ok(None));
+        headers.append(AUTHORIZATION, HeaderValue::from_static("Bearer a"));
+        assert_eq!(authorization_header(&headers), Ok(Some("Bearer a")));
+        headers.append(AUTHORIZATION, HeaderValue::from_static("Bearer b"));
+        assert_eq!(authorization_header(&headers), Err(AuthError::Duplicate));
+        let mut opaque = HeaderMap::new();
+        let value = HeaderValue::from_bytes(b"Bearer \xff").expect("opaque bytes");
+        opaque.insert(AUTHORIZATION, value);
+        assert_eq!(authorization_header(&opaque), Err(AuthError::Invalid));
     }
 }

@@ -7,6 +7,9 @@
 //! ingest and query-api must count against the same windows), the hardened HTTP server
 //! ([`serve`], on the listener the service bound), and the key-usage recorder
 //! ([`key_usage`], publishing on the NATS client the service connected).
+//!
+//! "contract §N" in comments throughout the workspace cites a section of the API contract,
+//! `shared/docs/api-contract.md`.
 
 pub mod config;
 pub mod envelope;

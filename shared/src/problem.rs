@@ -164,7 +164,7 @@ impl Problem {
         )
     }
 
-    /// The 401/403/503 for an authentication failure on an endpoint that needs `needed`.
+    /// The 400/401/403/503 for an authentication failure on an endpoint that needs `needed`.
     pub fn from_auth(error: AuthError, needed: crate::keys::KeyKind) -> Self {
         let bearer = (header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         match error {
@@ -196,6 +196,12 @@ impl Problem {
                 ),
             ),
             AuthError::NotReady => Self::unavailable("the service is starting; retry shortly", 1),
+            AuthError::Duplicate => Self::new(
+                StatusCode::BAD_REQUEST,
+                "duplicate_credentials",
+                "Duplicate credentials",
+                "send exactly one Authorization header",
+            ),
         }
     }
 }

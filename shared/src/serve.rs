@@ -15,8 +15,16 @@
 //!
 //! **Request deadline.** A response must start within `request_timeout`, or the request gets
 //! 503 `request_timeout`. Only the response head is timed: an open SSE stream, whose body
-//! runs for as long as the client stays, is not cut (and its path is exempt anyway).
+//! runs for as long as the client stays, is not cut (and the paths the service names in
+//! [`ServeLimits::long_lived_paths`] are exempt anyway).
 //! Slow request bodies are bounded where bodies are read (`body_read_timeout`, 408).
+//!
+//! **Heads hyper refuses.** A request head over [`MAX_HEAD_BYTES`] (or over 100 fields) is 431,
+//! an unparsable one 400; hyper answers those itself, and [`head_errors`] gives the answers a
+//! problem-details body like every other error.
+//!
+//! **Every response** carries `X-Content-Type-Options: nosniff`: bodies are JSON, problem
+//! details, HTML, CSS or scripts we label exactly, and a browser must not guess otherwise.
 
 use crate::config::{ConfigError, or_default};
 use crate::problem::Problem;
@@ -38,8 +46,15 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::{Service, ServiceExt};
 
-/// Paths whose responses are long-lived streams: exempt from the request deadline.
-pub const LONG_LIVED_PATHS: &[&str] = &["/api/v1/events/stream"];
+mod head_errors;
+
+#[cfg(test)]
+mod deadline_tests;
+
+/// The largest request head (request line and header fields) served: 64 KiB, well above any
+/// real client's and far below hyper's default (~400 KiB), which bounds what each of up to
+/// `max_connections` connections may buffer before its request is seen.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// The serving limits, from `MAX_CONNECTIONS`, `HEADER_READ_TIMEOUT_SECS`,
 /// `BODY_READ_TIMEOUT_SECS` and `REQUEST_TIMEOUT_SECS`.
@@ -54,6 +69,9 @@ pub struct ServeLimits {
     pub body_read_timeout: Duration,
     /// Time for a response to start (default 30 s; 503 past it).
     pub request_timeout: Duration,
+    /// Paths whose responses are long-lived streams, exempt from `request_timeout`. The service
+    /// that routes them names them (none by default; not read from the environment).
+    pub long_lived_paths: &'static [&'static str],
 }
 
 impl Default for ServeLimits {
@@ -63,6 +81,7 @@ impl Default for ServeLimits {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(30),
+            long_lived_paths: &[],
         }
     }
 }
@@ -79,6 +98,7 @@ impl ServeLimits {
             header_read_timeout: secs("HEADER_READ_TIMEOUT_SECS", d.header_read_timeout)?,
             body_read_timeout: secs("BODY_READ_TIMEOUT_SECS", d.body_read_timeout)?,
             request_timeout: secs("REQUEST_TIMEOUT_SECS", d.request_timeout)?,
+            long_lived_paths: d.long_lived_paths,
         })
     }
 }
@@ -111,14 +131,20 @@ pub async fn serve(
     limits: &ServeLimits,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let router = router.layer(middleware::from_fn_with_state(*limits, request_deadline));
+    let router = router
+        .layer(middleware::from_fn_with_state(*limits, request_deadline))
+        .layer(middleware::map_response(nosniff));
     let mut make_service = router.into_make_service_with_connect_info::<SocketAddr>();
     let mut builder = Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
-    builder.http2().timer(TokioTimer::new());
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(MAX_HEAD_BYTES);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(MAX_HEAD_BYTES as u32);
     let builder = Arc::new(builder);
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let connections = TaskTracker::new();
@@ -193,7 +219,8 @@ async fn serve_connection(
         seen.store(true, Ordering::Relaxed);
         request
     }));
-    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+    let io = TokioIo::new(head_errors::ProblemAnswers::new(stream));
+    let conn = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(conn);
     let first_request = tokio::time::sleep(header_read_timeout);
     tokio::pin!(first_request);
@@ -237,6 +264,15 @@ async fn accept_failed(error: &std::io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
+/// Adds `X-Content-Type-Options: nosniff` to every response that lacks it.
+async fn nosniff(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    response
+}
+
 /// The whole-request deadline: a response must start within the limit. Also hands the body
 /// read timeout to the extractors.
 async fn request_deadline(
@@ -248,7 +284,7 @@ async fn request_deadline(
         .extensions_mut()
         .insert(BodyReadTimeout(limits.body_read_timeout));
     let limit = limits.request_timeout;
-    if LONG_LIVED_PATHS.contains(&request.uri().path()) {
+    if limits.long_lived_paths.contains(&request.uri().path()) {
         return next.run(request).await;
     }
     match tokio::time::timeout(limit, next.run(request)).await {

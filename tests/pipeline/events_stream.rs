@@ -151,3 +151,77 @@ async fn the_stream_needs_a_dashboard_key_and_valid_resume_id() {
         .expect("sent");
     assert_eq!(response.status(), 422);
 }
+
+#[tokio::test]
+async fn a_revoked_key_stops_streaming_chat_within_two_seconds() {
+    let stack = TestStack::start().await.expect("stack");
+    let account = stack.create_account("Revoked").await.expect("account");
+    let url = format!("{}/api/v1/events/stream?internal=true", stack.base);
+    // The dashboard key reaches query-api through its own watch of the key bucket.
+    let mut stream = pipeline_tests::eventually(WAIT, || async {
+        SseStream::open(&stack.http, &url, &account.dashboard_key, None)
+            .await
+            .ok()
+    })
+    .await
+    .expect("the stream opens");
+    let chat = |message: &'static str| {
+        let body = json!({"server_id": PLAYER, "player_uuid": PLAYER, "entry_type": "chat",
+            "message": message});
+        stack.call(
+            Method::POST,
+            "/api/plugin/chat",
+            &account.plugin_key,
+            Some(body),
+        )
+    };
+    assert_eq!(chat("before").await.0, 202);
+    let event = stream.next(WAIT).await.expect("the chat line");
+    let data: Value = serde_json::from_str(&event.data).expect("json");
+    assert_eq!(data["name"], "chat_message");
+
+    let (status, keys) = stack
+        .call(
+            Method::GET,
+            &format!("/api/admin/accounts/{}/keys", account.id),
+            &stack.admin_key,
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{keys}");
+    let dashboard = keys["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|k| k["kind"] == "dashboard"))
+        .and_then(|k| k["id"].as_str())
+        .expect("the dashboard key")
+        .to_owned();
+    let (status, _) = stack
+        .call(
+            Method::DELETE,
+            &format!("/api/admin/keys/{dashboard}"),
+            &stack.admin_key,
+            None,
+        )
+        .await;
+    assert_eq!(status, 204);
+    let revoked_at = std::time::Instant::now();
+    // Written just after the revocation: it may still be streamed before the revocation
+    // reaches query-api (the contract allows 2 s), never after `revoked`.
+    assert_eq!(chat("after").await.0, 202);
+    let event = loop {
+        let event = stream
+            .next(Duration::from_secs(2).saturating_sub(revoked_at.elapsed()))
+            .await
+            .expect("a revoked event within 2 s");
+        if event.event != "message" {
+            break event;
+        }
+    };
+    assert_eq!(event.event, "revoked", "{event:?}");
+    let ended = stream
+        .next(Duration::from_secs(2).saturating_sub(revoked_at.elapsed()))
+        .await
+        .expect_err("nothing after revoked");
+    assert!(ended.to_string().contains("stream ended"), "{ended}");
+    assert!(revoked_at.elapsed() < Duration::from_secs(2));
+}

@@ -80,6 +80,7 @@ impl TestStack {
                 bind_addr: any_port,
                 batch_max: 500,
                 batch_wait: Duration::from_millis(10),
+                stall_after: Duration::from_secs(60),
             },
             query: query_api::Config {
                 common,
@@ -88,6 +89,7 @@ impl TestStack {
                 read_database_url: None,
                 trusted_proxies: Vec::new(),
                 funnel_parallelism: 2,
+                max_streams_per_key: query_api::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
             },
             bind_addr: any_port,
         };

@@ -49,7 +49,10 @@ pub struct Stack {
 impl Stack {
     /// Builds every service (the projector first: it applies the migrations) and binds.
     pub async fn build(config: StackConfig, shutdown: CancellationToken) -> anyhow::Result<Stack> {
-        let limits = config.ingest.common.serve;
+        let limits = ServeLimits {
+            long_lived_paths: query_api::QueryApi::LONG_LIVED_PATHS,
+            ..config.ingest.common.serve
+        };
         let projector = projector::Projector::build(&config.projector).await?;
         let ingest = ingest::Ingest::build(&config.ingest, shutdown.clone()).await?;
         let query = query_api::QueryApi::build(&config.query, shutdown).await?;

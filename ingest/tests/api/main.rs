@@ -8,4 +8,6 @@ mod hardening;
 mod helpers;
 mod log_failures;
 mod rate_limits;
+mod request_heads;
+mod storable;
 mod writes;

@@ -9,17 +9,18 @@
 //! cost 3-4 s over 1M events; this path costs a fraction of that (see the README's
 //! Benchmarks section).
 
+mod copy_connection;
 pub mod journey;
 mod scan;
 
 use chrono::{DateTime, Duration, Utc};
+use copy_connection::CopyConnection;
 use futures::StreamExt;
 use journey::{JourneyEvent, Walk};
 pub use scan::CopyFormatError;
 use scan::{CopyReader, SliceQuery, pg_micros, player_slices};
 use serde::{Deserialize, Serialize};
-use sqlx::PgPool;
-use sqlx::postgres::PgPoolCopyExt;
+use sqlx::{PgConnection, PgPool};
 use std::sync::Arc;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -73,6 +74,10 @@ pub enum FunnelError {
     /// A slice's task panicked or was cancelled.
     #[error("a funnel slice did not finish: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// `to + window_seconds` is past what a timestamp holds (the route refuses such
+    /// requests with a 422 first).
+    #[error("the funnel's time range ends past the last representable time")]
+    OutOfRange,
 }
 
 /// Computes `spec` over `account`'s events, reading `parallelism` slices of the player id space
@@ -115,16 +120,34 @@ async fn tally_slice(
     walk: &Walk,
     players: std::ops::RangeInclusive<Uuid>,
 ) -> Result<Tally, FunnelError> {
+    let until = spec
+        .to
+        .checked_add_signed(Duration::seconds(spec.window_seconds))
+        .ok_or(FunnelError::OutOfRange)?;
     let statement = SliceQuery {
         account,
         steps: &spec.steps,
         order: spec.order,
         from: spec.from,
-        until: spec.to + Duration::seconds(spec.window_seconds),
+        until,
         players,
     }
     .statement();
-    let mut stream = pool.copy_out_raw(&statement).await?;
+    // On any error below (or if this task is dropped) the connection is closed, not pooled.
+    let mut connection = CopyConnection::acquire(pool).await?;
+    let tally = read_slice(connection.connection(), &statement, walk).await?;
+    connection.release();
+    Ok(tally)
+}
+
+/// Runs one slice's COPY on `connection` and walks its players; `Ok` only once the COPY was
+/// read to its end.
+async fn read_slice(
+    connection: &mut PgConnection,
+    statement: &str,
+    walk: &Walk,
+) -> Result<Tally, FunnelError> {
+    let mut stream = connection.copy_out_raw(statement).await?;
     let mut reader = CopyReader::default();
     let mut tally = Tally::new(walk.steps());
     let mut current: Option<Uuid> = None;

@@ -3,18 +3,26 @@
 //! Each SSE `id` is the event's timeline `seq`; reconnecting with `Last-Event-ID` backfills
 //! from the event log with no gap and no repeat. Keep-alive comments go out every 15 s. A
 //! subscriber that falls behind gets `event: missed` and is then backfilled from the log.
+//!
+//! A key holds at most `MAX_STREAMS_PER_KEY` streams at once (429 `too_many_streams` past
+//! it), and its streams end when it does: on a revocation, or at the end of a rotation's
+//! grace period, each sends `event: revoked` and closes ([`crate::open_streams`]).
 
 use crate::auth::DashboardCaller;
 use crate::error::ApiError;
 use crate::fanout::{Feed, LiveEvent, LiveEvents};
+use crate::open_streams::{OpenRefused, StreamSlot};
 use crate::routes::events::EventFilter;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::{Stream, StreamExt};
+use shared::keys::{AuthError, KeyKind};
 use shared::problem::Problem;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -28,10 +36,18 @@ use uuid::Uuid;
 const SUBSCRIBER_BUFFER: usize = 256;
 /// Keep-alive comment interval (the contract asks for at least every 15 s).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// `Retry-After` of a `too_many_streams` refusal: a slot frees only when one of the key's own
+/// streams ends, which nobody can predict, so a few seconds rather than a hammering 1.
+const TOO_MANY_STREAMS_RETRY_SECS: u64 = 5;
+/// The `data` of the last event a stream sends when its key stops working.
+const REVOKED_DATA: &str = r#"{"code":"key_revoked","detail":"this stream's key was revoked or its rotation grace period ended"}"#;
+
+/// The stream's path; its response lasts as long as the client stays.
+pub const PATH: &str = "/api/v1/events/stream";
 
 /// The routes of this resource.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/events/stream", get(stream_events))
+    Router::new().route(PATH, get(stream_events))
 }
 
 /// Stream the account's new events (Server-Sent Events).
@@ -46,17 +62,30 @@ pub fn router() -> Router<AppState> {
         ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event's seq"),
     ),
     responses(
-        (status = 200, description = "text/event-stream; each event's data is an events-list item, its id the seq", content_type = "text/event-stream", body = String),
+        (status = 200, description = "text/event-stream; each event's data is an events-list item, its id the seq. `event: missed` (data `{\"skipped\":N}`) when the subscriber fell behind (it is backfilled right after). When the key is revoked, or its rotation grace period ends, the stream sends `event: revoked` (data `{\"code\":\"key_revoked\",...}`) within 2 s and closes.", content_type = "text/event-stream", body = String),
         (status = 401, description = "Missing or invalid key", body = Problem),
         (status = 403, description = "Not a dashboard key", body = Problem),
         (status = 422, description = "A filter or Last-Event-ID is invalid", body = Problem),
+        (status = 429, description = "`rate_limited` (the dashboard quota; an open counts as one request), or `too_many_streams`: the key already holds MAX_STREAMS_PER_KEY open streams on this replica (default 20); `Retry-After` is set", body = Problem),
     ))]
 pub async fn stream_events(
     DashboardCaller(caller): DashboardCaller,
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
+    // A 429 comes before the 422s of the filters (contract §2's check order).
+    let slot = match state.streams.open(caller.key_id) {
+        Ok(slot) => slot,
+        Err(OpenRefused::TooMany { limit }) => return Ok(too_many_streams(limit)),
+        // The key was revoked between authentication and here.
+        Err(OpenRefused::KeyEnded) => {
+            return Err(ApiError::Auth {
+                error: AuthError::Invalid,
+                needed: KeyKind::Dashboard,
+            });
+        }
+    };
     let filter = EventFilter::parse(query.as_deref().unwrap_or(""))?;
     let last_event_id = match headers.get("last-event-id") {
         None => None,
@@ -85,8 +114,49 @@ pub async fn stream_events(
         out,
     };
     tokio::spawn(subscriber.run(last_event_id, state.shutdown.clone()));
-    let stream = ReceiverStream::new(feed).map(|item| Ok(to_sse(item)));
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    let stream = until_key_ends(ReceiverStream::new(feed).map(to_sse), slot);
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response())
+}
+
+/// 429 `too_many_streams`.
+fn too_many_streams(limit: usize) -> Response {
+    metrics::counter!("sse_streams_refused_total", "reason" => "too_many_streams").increment(1);
+    Problem::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_streams",
+        "Too many open streams",
+        format!(
+            "this key already holds {limit} open event streams on this server; close one \
+             (or share one stream between your clients) and retry"
+        ),
+    )
+    .with_header(RETRY_AFTER, HeaderValue::from(TOO_MANY_STREAMS_RETRY_SECS))
+    .into_response()
+}
+
+/// `events` until the key of `slot` stops working, then `event: revoked`, then the end. The
+/// stream owns the slot, so the key's count goes down however the stream ends: this, the
+/// client leaving (the body is dropped) or shutdown (the feed ends).
+fn until_key_ends(
+    events: impl Stream<Item = Event> + Send + Unpin + 'static,
+    slot: StreamSlot,
+) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
+    let ended = Box::pin(slot.ended());
+    futures::stream::unfold(Some((events, ended, slot)), |open| async move {
+        let (mut events, mut ended, slot) = open?;
+        tokio::select! {
+            // Nothing more is sent once the key has ended, even what is already queued.
+            biased;
+            () = &mut ended => {
+                metrics::counter!("sse_streams_revoked_total").increment(1);
+                drop(slot);
+                Some((Ok(Event::default().event("revoked").data(REVOKED_DATA)), None))
+            }
+            next = events.next() => next.map(|event| (Ok(event), Some((events, ended, slot)))),
+        }
+    })
 }
 
 fn to_sse(item: Feed) -> Event {

@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use shared::event_name::{EventName, is_well_formed};
 use shared::problem::Problem;
-use shared::validation::FieldErrors;
+use shared::validation::{EARLIEST_QUERY_SECS, FieldErrors, LATEST_TIME_SECS};
 use utoipa::ToSchema;
 
 /// Default conversion window: 7 days.
@@ -110,10 +110,9 @@ fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<FunnelSpec, Ap
         );
     }
     let to = request.to.unwrap_or(now);
-    let from = request
-        .from
-        .unwrap_or(to - Duration::days(DEFAULT_RANGE_DAYS));
-    if from >= to {
+    let from = request.from.unwrap_or_else(|| default_from(to));
+    let in_range = check_range(&mut errors, &request, from, to);
+    if in_range && from >= to {
         errors.push("from", "out_of_range", "from must be before to");
     }
     errors.into_result().map_err(ApiError::invalid)?;
@@ -124,6 +123,57 @@ fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<FunnelSpec, Ap
         to,
         order: request.order,
     })
+}
+
+/// The earliest `from` or `to` a funnel takes (shared with every query's time bounds).
+fn earliest_time() -> DateTime<Utc> {
+    DateTime::<Utc>::from_timestamp(EARLIEST_QUERY_SECS, 0).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// The latest instant a funnel may read up to, `to + window_seconds` included: the last second
+/// of year 9999. Checked before any arithmetic, so no sum of a time and a window can leave
+/// what chrono, the COPY statement's RFC 3339 literals and PostgreSQL hold.
+fn latest_time() -> DateTime<Utc> {
+    DateTime::<Utc>::from_timestamp(LATEST_TIME_SECS, 0).unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// 30 days before `to`, but never before [`earliest_time`].
+fn default_from(to: DateTime<Utc>) -> DateTime<Utc> {
+    to.checked_sub_signed(Duration::days(DEFAULT_RANGE_DAYS))
+        .filter(|from| *from >= earliest_time())
+        .unwrap_or_else(earliest_time)
+}
+
+/// Refuses a `from` or `to` outside 1970..=9999 ([`FieldErrors::query_time`]), and a `to`
+/// whose window would end past year 9999; true when the range is usable.
+fn check_range(
+    errors: &mut FieldErrors,
+    request: &FunnelRequest,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> bool {
+    let mut bounds = FieldErrors::new();
+    bounds.query_time("from", Some(from));
+    bounds.query_time("to", Some(to));
+    if let Err(found) = bounds.into_result() {
+        for error in found {
+            errors.push(&error.field, &error.code, error.message);
+        }
+        return false;
+    }
+    if (1..=MAX_WINDOW_SECONDS).contains(&request.window_seconds)
+        && to
+            .checked_add_signed(Duration::seconds(request.window_seconds))
+            .is_none_or(|end| end > latest_time())
+    {
+        errors.push(
+            "to",
+            "out_of_range",
+            "to plus window_seconds must not pass 9999-12-31T23:59:59Z",
+        );
+        return false;
+    }
+    true
 }
 
 /// Compute a funnel over the account's events.
@@ -211,6 +261,78 @@ mod tests {
         assert_eq!(funnel.to, now);
         assert_eq!(funnel.from, now - Duration::days(30));
         assert_eq!(funnel.window_seconds, 604_800);
+    }
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .expect("a time")
+            .with_timezone(&Utc)
+    }
+
+    fn range_errors(request: FunnelRequest) -> Vec<String> {
+        match validate(request, Utc::now()) {
+            Ok(_) => Vec::new(),
+            Err(ApiError::Validation { errors, .. }) => errors
+                .iter()
+                .map(|e| format!("{}:{}", e.field, e.code))
+                .collect(),
+            Err(other) => panic!("not a validation error: {other}"),
+        }
+    }
+
+    #[test]
+    fn the_bounds_are_1970_and_year_9999() {
+        assert_eq!(earliest_time(), at("1970-01-01T00:00:00Z"));
+        assert_eq!(latest_time(), at("9999-12-31T23:59:59Z"));
+    }
+
+    #[test]
+    fn times_whose_window_would_pass_year_9999_are_refused() {
+        let with = |from: Option<&str>, to: Option<&str>, window: i64| FunnelRequest {
+            from: from.map(at),
+            to: to.map(at),
+            window_seconds: window,
+            ..request(&["a", "b"])
+        };
+        // The request: to at the very end, default window of a week.
+        assert_eq!(
+            range_errors(with(None, Some("9999-12-31T23:59:59Z"), 604_800)),
+            ["to:out_of_range"]
+        );
+        assert_eq!(
+            range_errors(with(None, Some("9999-12-31T23:59:58Z"), 1)),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            range_errors(with(None, Some("9999-12-31T23:59:59Z"), 1)),
+            ["to:out_of_range"]
+        );
+        assert_eq!(
+            range_errors(with(Some("1969-12-31T23:59:59Z"), None, 60)),
+            ["from:out_of_range"]
+        );
+        assert_eq!(
+            range_errors(with(Some("1970-01-01T00:00:00Z"), None, 60)),
+            Vec::<String>::new()
+        );
+        // A default `from` never falls before 1970.
+        let Ok(spec) = validate(with(None, Some("1970-01-02T00:00:00Z"), 60), Utc::now()) else {
+            panic!("a range inside 1970 is valid");
+        };
+        assert_eq!(spec.from, earliest_time());
+        // Both ends wrong, and a bad window: every error at once, no arithmetic attempted.
+        assert_eq!(
+            range_errors(with(
+                Some("0000-01-01T00:00:00Z"),
+                Some("0000-06-01T00:00:00Z"),
+                0
+            )),
+            [
+                "window_seconds:out_of_range",
+                "from:out_of_range",
+                "to:out_of_range"
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@ use crate::routes::{
     admin_accounts, admin_keys, admin_settings, chatlog, events, events_stream, exchange_rates,
     flags, funnels, players, punishments, reviews, servers, staff,
 };
-use axum::Router;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use axum::{Router, middleware};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shared::problem::{Problem, RejectedRecord};
@@ -222,6 +224,30 @@ pub struct ApiDoc;
 /// `GET /api/openapi.json` and the Swagger UI at `/api/docs`.
 pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::from(SwaggerUi::new("/api/docs").url("/api/openapi.json", ApiDoc::openapi()))
+        .layer(middleware::map_response(docs_security_headers))
+}
+
+/// What the vendored Swagger UI needs, from this origin only: its scripts, its stylesheets and
+/// the inline styles React sets, `data:` images from its CSS, and `fetch` of the document (and
+/// of "Try it out"). No inline script, no eval, no framing, no plugins.
+const DOCS_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+    img-src 'self' data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; \
+    base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// The docs are a page with a form that sends keys: never framed (clickjacking), never named
+/// in a `Referer`, and run under [`DOCS_CSP`].
+async fn docs_security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(DOCS_CSP),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
 }
 
 #[cfg(test)]

@@ -27,11 +27,17 @@ impl<K: Display + FromStr> KeysetCursor<K> {
         format!("{}_{}", self.at.timestamp_micros(), self.key)
     }
 
-    /// Reads the text form; `None` when it is not one.
+    /// Reads the text form; `None` when it is not one, or names a time PostgreSQL cannot hold.
     pub fn parse(text: &str) -> Option<KeysetCursor<K>> {
         let (micros, key) = text.split_once('_')?;
+        let micros: i64 = micros.parse().ok()?;
+        // Roughly years 1200 BC to 11476 AD: every stored time, with room, and inside
+        // `timestamptz`, whose bounds a forged cursor would otherwise hit as a 500.
+        if !(-100_000_000_000_000_000..=300_000_000_000_000_000).contains(&micros) {
+            return None;
+        }
         Some(KeysetCursor {
-            at: DateTime::from_timestamp_micros(micros.parse().ok()?)?,
+            at: DateTime::from_timestamp_micros(micros)?,
             key: key.parse().ok()?,
         })
     }

@@ -88,6 +88,7 @@ impl TestApp {
             read_database_url: None,
             trusted_proxies: Vec::new(),
             funnel_parallelism: 2,
+            max_streams_per_key: query_api::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
         };
         let client = reqwest::Client::new();
         let (addr, shutdown) = start(config.clone(), &client).await?;

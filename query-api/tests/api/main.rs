@@ -2,16 +2,21 @@
 //! nats-server and database.
 
 mod admin_accounts;
+mod edge;
 mod errors;
 mod events;
 mod funnels;
+mod hardening;
 mod helpers;
 mod histories;
 mod keys;
 mod openapi;
 mod players;
+mod pool_safety;
 mod public;
 mod rate_limits;
 mod read_models;
 mod read_replica;
 mod roster;
+mod storable_input;
+mod stream_lifetime;

@@ -6,8 +6,9 @@
 //! the true wait (until the oldest entry leaves the window), rounded up to whole seconds, and
 //! is not recorded. The log lives in a shared store (a JetStream KV bucket) so the limit holds
 //! across replicas; [`admit`] updates it with optimistic concurrency (compare-and-set on the
-//! entry's revision). This module is pure logic over the [`WindowStore`] trait; the services
-//! implement the store.
+//! entry's revision). The rules ([`WindowLog`], [`admit`]) are written over the [`WindowStore`]
+//! trait; [`Limiter`] implements it here over the bucket a service opens and hands in (each call
+//! bounded by a timeout, with a per-replica fallback), and the unit tests over memory.
 
 use std::future::Future;
 
@@ -297,21 +298,46 @@ impl TrustedProxy {
     }
 }
 
-/// The client a public request is counted for: the socket peer, or, only when the peer is a
-/// trusted proxy, the first address of its `X-Forwarded-For`. A client cannot spoof the header
-/// past an untrusted peer.
-pub fn client_ip(
+/// The client a public request is counted for: the socket peer, unless the peer is a trusted
+/// proxy; then the right-most address of `X-Forwarded-For` (all its header lines, in order)
+/// that is not itself a trusted proxy.
+///
+/// Walking from the right matters: every proxy appends the address it saw, so only the entries
+/// our own proxies wrote can be believed, and a client can put anything to the left of them. An
+/// edge that appends to a client's header (nginx's `$proxy_add_x_forwarded_for`) then still
+/// yields the address that edge saw, never a forged one. An entry that is not an address stops
+/// the walk at the last address believed.
+pub fn client_ip<'a>(
     peer: std::net::IpAddr,
-    forwarded_for: Option<&str>,
+    forwarded_for: impl IntoIterator<Item = &'a str>,
     trusted: &[TrustedProxy],
 ) -> std::net::IpAddr {
-    let peer = peer.to_canonical();
-    if !trusted.iter().any(|proxy| proxy.contains(peer)) {
-        return peer;
+    let is_trusted = |ip: std::net::IpAddr| trusted.iter().any(|proxy| proxy.contains(ip));
+    let mut client = peer.to_canonical();
+    if !is_trusted(client) {
+        return client;
     }
-    forwarded_for
-        .and_then(|header| header.split(',').next())
-        .and_then(|first| first.trim().parse::<std::net::IpAddr>().ok())
+    let lines: Vec<&str> = forwarded_for.into_iter().collect();
+    let hops = lines
+        .iter()
+        .rev()
+        .flat_map(|line| line.rsplit(','))
+        .map(str::trim)
+        .filter(|hop| !hop.is_empty());
+    for hop in hops {
+        let Some(ip) = parse_hop(hop) else { break };
+        client = ip;
+        if !is_trusted(client) {
+            break;
+        }
+    }
+    client
+}
+
+/// One `X-Forwarded-For` entry: an address, optionally with a port (`[v6]:port`, `v4:port`).
+fn parse_hop(hop: &str) -> Option<std::net::IpAddr> {
+    hop.parse::<std::net::IpAddr>()
+        .or_else(|_| hop.parse::<std::net::SocketAddr>().map(|s| s.ip()))
+        .ok()
         .map(|ip| ip.to_canonical())
-        .unwrap_or(peer)
 }

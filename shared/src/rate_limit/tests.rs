@@ -161,3 +161,31 @@ fn forwarded_for_counts_only_behind_a_trusted_proxy() {
     let everyone: TrustedProxy = "0.0.0.0/0".parse().expect("cidr");
     assert!(everyone.contains(stranger));
 }
+
+#[test]
+fn forwarded_for_takes_the_right_most_address_no_trusted_proxy_wrote() {
+    let trusted: Vec<TrustedProxy> = vec!["10.0.0.0/8".parse().expect("cidr")];
+    let edge: std::net::IpAddr = "10.0.0.5".parse().expect("ip");
+    let ip = |peer, lines: &[&str]| client_ip(peer, lines.iter().copied(), &trusted).to_string();
+    // An appending edge: the client forged the left part; the edge added what it saw.
+    assert_eq!(ip(edge, &["1.1.1.1, 203.0.113.7"]), "203.0.113.7");
+    assert_eq!(ip(edge, &["victim, 9.9.9.9, 203.0.113.7"]), "203.0.113.7");
+    // Two trusted hops (edge -> internal proxy -> service) are skipped.
+    assert_eq!(ip(edge, &["1.1.1.1, 203.0.113.7, 10.2.3.4"]), "203.0.113.7");
+    // Several header lines are one list, in order.
+    assert_eq!(
+        ip(edge, &["1.1.1.1", "203.0.113.7, 10.2.3.4"]),
+        "203.0.113.7"
+    );
+    // Ports and blank entries.
+    assert_eq!(ip(edge, &["203.0.113.7:4711, "]), "203.0.113.7");
+    assert_eq!(ip(edge, &["[2001:db8::1]:443"]), "2001:db8::1");
+    // Garbage stops the walk at the last address believed.
+    assert_eq!(ip(edge, &["203.0.113.7, nonsense, 10.2.3.4"]), "10.2.3.4");
+    assert_eq!(ip(edge, &["203.0.113.7, nonsense"]), "10.0.0.5");
+    // Every hop trusted: the left-most one is the client (an internal caller).
+    assert_eq!(ip(edge, &["10.9.9.9, 10.2.3.4"]), "10.9.9.9");
+    // An untrusted peer's header counts for nothing, however it is written.
+    let stranger: std::net::IpAddr = "198.51.100.1".parse().expect("ip");
+    assert_eq!(ip(stranger, &["203.0.113.7"]), "198.51.100.1");
+}

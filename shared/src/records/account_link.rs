@@ -43,7 +43,7 @@ impl PluginRecord for AccountLink {
         errors.text("platform", Some(&self.platform), 1, 32);
         errors.text("external_id", Some(&self.external_id), 1, 128);
         errors.text("external_name", self.external_name.as_deref(), 1, 128);
-        errors.not_future("at", self.at, now);
+        errors.record_time("at", self.at, now);
         errors.into_result()
     }
 

@@ -56,7 +56,7 @@ impl PluginRecord for AnticheatFlag {
         errors.text("source_plugin", self.source_plugin.as_deref(), 1, 64);
         errors.number("ping_ms", self.ping_ms, 0.0, 1e7);
         errors.number("tps", self.tps, 0.0, 1000.0);
-        errors.not_future("flagged_at", self.flagged_at, now);
+        errors.record_time("flagged_at", self.flagged_at, now);
         errors.into_result()
     }
 

@@ -46,7 +46,7 @@ impl PluginRecord for ChatEntry {
         errors.text("player_name", self.player_name.as_deref(), 1, 64);
         errors.text("message", Some(&self.message), 1, 4096);
         errors.text("channel", self.channel.as_deref(), 1, 64);
-        errors.not_future("sent_at", self.sent_at, now);
+        errors.record_time("sent_at", self.sent_at, now);
         errors.into_result()
     }
 

@@ -95,9 +95,16 @@ impl PluginRecord for CustomEvent {
                     "too_deep",
                     format!("must be nested at most {MAX_PROPERTIES_DEPTH} levels deep"),
                 );
+            } else if let Some(path) = super::properties::unstorable_string(text, "properties") {
+                errors.push(
+                    &path,
+                    "invalid_characters",
+                    "JSON strings and keys must not contain \\u0000 or an unpaired surrogate \
+                     (\\ud800-\\udfff), which cannot be stored",
+                );
             }
         }
-        errors.not_future("occurred_at", self.occurred_at, now);
+        errors.record_time("occurred_at", self.occurred_at, now);
         errors.into_result()
     }
 

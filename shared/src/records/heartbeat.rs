@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+/// The largest value of a PostgreSQL `integer` column.
+const MAX_INT4: i64 = i32::MAX as i64;
+
 /// Server status, sent every sync interval (`POST /api/plugin/heartbeat`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Heartbeat {
@@ -13,9 +16,9 @@ pub struct Heartbeat {
     pub server_id: Uuid,
     /// Ticks per second, 0..=1000.
     pub tps: f64,
-    /// Players online now.
+    /// Players online now, 0..=2147483647.
     pub player_count: i64,
-    /// Player capacity.
+    /// Player capacity, 0..=2147483647.
     pub max_players: i64,
     /// When the heartbeat was taken; the time of receipt when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,9 +46,10 @@ impl PluginRecord for Heartbeat {
     fn validate(&self, now: DateTime<Utc>) -> Result<(), Vec<FieldError>> {
         let mut errors = FieldErrors::new();
         errors.number("tps", Some(self.tps), 0.0, 1000.0);
-        errors.at_least("player_count", Some(self.player_count), 0);
-        errors.at_least("max_players", Some(self.max_players), 0);
-        errors.not_future("timestamp", self.timestamp, now);
+        // Both are stored in `integer` columns.
+        errors.integer_range("player_count", Some(self.player_count), 0, MAX_INT4);
+        errors.integer_range("max_players", Some(self.max_players), 0, MAX_INT4);
+        errors.record_time("timestamp", self.timestamp, now);
         errors.text("name", self.name.as_deref(), 1, 128);
         errors.text("version", self.version.as_deref(), 1, 128);
         errors.number("memory_used_mb", self.memory_used_mb, 0.0, 1e9);

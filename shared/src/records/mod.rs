@@ -4,15 +4,41 @@
 //! the event stream: ingest validates it, then [`PluginRecord::normalize`] fills omitted
 //! timestamps with the time of receipt and replaces secrets (a player's IP) by their keyed hash,
 //! so the log never holds them in clear.
+//!
+//! # Accepted means storable
+//!
+//! A record that ingest accepts must be applied by the projector, or the read side stops
+//! (issue 12). So `validate` refuses what the columns it lands in cannot hold, with the shared
+//! rules of [`crate::validation`]; `projector/tests/projector/storable_property.rs` checks the
+//! whole mapping on a real PostgreSQL. Field -> column (projector/migrations), and the rule:
+//!
+//! | Field(s) | Column type (indexed?) | Rule |
+//! |---|---|---|
+//! | every text field (names, message, reason, detail, channel, group, ids, versions) | `text` | no NUL (`invalid_characters`); length in characters |
+//! | `group` -> `players.rank` | `text`, btree `players_account_rank_idx` | <= 64 chars = <= 256 bytes |
+//! | punishment `source_plugin` + `external_id` | `text`, unique btree `punishments_external_idx`, `punishment_revokes_external_idx` | <= 64 + 128 chars = <= 768 bytes |
+//! | custom `name` | `text`, btree `events_account_name_time_idx` | `^[a-z0-9_]{1,64}$` |
+//! | custom `properties` | `json` (sent text, verbatim) | object, <= 64 KiB, <= 64 deep, no `\u0000` or unpaired surrogate in any string or key |
+//! | heartbeat `player_count`, `max_players` | `integer` | `0..=2^31-1` |
+//! | `tps`, `violation_level`, `ping_ms`, `memory_*_mb` | `double precision` | finite, bounded (e.g. tps 0..=1000) |
+//! | every record time (`sent_at`, `at`, `timestamp`, `issued_at`, ...) | `timestamptz` | 2000-01-01T00:00:00Z ..= now + 10 min |
+//! | `expires_at` (punishment, rank change) | `timestamptz` | 2000-01-01T00:00:00Z ..= 9999-12-31T23:59:59Z |
+//! | uuids, enums, booleans | `uuid`, `text` with CHECK, `boolean` | the JSON shape already decides |
+//!
+//! Every btree over text stays far below PostgreSQL's ~2,700-byte entry limit even with 4-byte
+//! characters at full length; the session `ip_hash` is ingest's own 64-character hex HMAC.
 
 mod account_link;
 mod anticheat_flag;
 mod chat;
 mod custom_event;
 mod heartbeat;
+mod properties;
 mod punishment;
 mod rank_change;
 mod session;
+#[cfg(test)]
+mod storable_tests;
 
 pub use account_link::{AccountLink, LinkAction};
 pub use anticheat_flag::AnticheatFlag;

@@ -71,7 +71,8 @@ pub struct Punishment {
     /// When it was issued (or revoked); the time of receipt when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issued_at: Option<DateTime<Utc>>,
-    /// When it ends; absent or null means permanent. Ignored for kicks.
+    /// When it ends (at most 9999-12-31T23:59:59Z); absent or null means permanent. Ignored for
+    /// kicks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<DateTime<Utc>>,
     /// Whether the punishment targets the player's IP.
@@ -106,7 +107,8 @@ impl PluginRecord for Punishment {
         errors.text("source_plugin", self.source_plugin.as_deref(), 1, 64);
         errors.text("external_id", self.external_id.as_deref(), 1, 128);
         errors.text("revoke_reason", self.revoke_reason.as_deref(), 0, 2048);
-        errors.not_future("issued_at", self.issued_at, now);
+        errors.record_time("issued_at", self.issued_at, now);
+        errors.expiry("expires_at", self.expires_at);
         if let (Some(issued), Some(expires)) = (self.issued_at, self.expires_at)
             && expires <= issued
         {

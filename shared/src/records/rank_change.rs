@@ -42,7 +42,7 @@ pub struct RankChange {
     /// That staff member's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staff_name: Option<String>,
-    /// When a temporary group ends.
+    /// When a temporary group ends (2000-01-01T00:00:00Z..=9999-12-31T23:59:59Z).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<DateTime<Utc>>,
     /// When it changed; the time of receipt when omitted.
@@ -59,7 +59,8 @@ impl PluginRecord for RankChange {
         errors.text("group", Some(&self.group), 1, 64);
         errors.text("previous_group", self.previous_group.as_deref(), 1, 64);
         errors.text("staff_name", self.staff_name.as_deref(), 1, 64);
-        errors.not_future("changed_at", self.changed_at, now);
+        errors.record_time("changed_at", self.changed_at, now);
+        errors.expiry("expires_at", self.expires_at);
         errors.into_result()
     }
 

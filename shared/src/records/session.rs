@@ -81,7 +81,7 @@ impl PluginRecord for Session {
         let mut errors = FieldErrors::new();
         errors.text("player_name", Some(&self.player_name), 1, 64);
         errors.text("client_version", self.client_version.as_deref(), 1, 64);
-        errors.not_future("at", self.at, now);
+        errors.record_time("at", self.at, now);
         if let Some(ip) = &self.ip
             && ip.parse::<IpAddr>().is_err()
         {

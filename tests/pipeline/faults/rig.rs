@@ -83,6 +83,7 @@ impl Rig {
             bind_addr: any_port,
             batch_max: 50,
             batch_wait: Duration::from_millis(10),
+            stall_after: Duration::from_secs(60),
         };
         let projector = Projector::build(&projector_config).await?;
         let task = tokio::spawn(projector.run(shutdown.clone()));

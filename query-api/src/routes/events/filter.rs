@@ -128,6 +128,10 @@ impl EventFilter {
         if filter.names.len() > MAX_NAMES {
             errors.push("name", "too_many", format!("at most {MAX_NAMES} names"));
         }
+        // Bounded like every stored time (shared::validation), so no bound reaches the edge of
+        // what PostgreSQL or chrono can represent.
+        errors.query_time("from", filter.from);
+        errors.query_time("to", filter.to);
         if let (Some(from), Some(to)) = (filter.from, filter.to)
             && from > to
         {
@@ -172,6 +176,8 @@ mod tests {
             "1_2_3",
             "x_1",
             "99999999999999999999_1",
+            "-8000000000000000000_1",
+            "8000000000000000000_1",
         ] {
             assert_eq!(Cursor::parse(bad), None, "{bad}");
         }
@@ -244,5 +250,26 @@ mod tests {
             field_codes("from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z"),
             [("from".into(), "out_of_range".into())]
         );
+    }
+
+    #[test]
+    fn time_bounds_outside_1970_to_9999_are_out_of_range() -> Result<(), ApiError> {
+        assert_eq!(
+            field_codes("from=0000-01-01T00:00:00Z&to=9999-12-31T23:59:59-01:00"),
+            [
+                ("from".into(), "out_of_range".into()),
+                ("to".into(), "out_of_range".into())
+            ]
+        );
+        assert_eq!(
+            field_codes("to=1969-12-31T23:59:59Z"),
+            [("to".into(), "out_of_range".into())]
+        );
+        let f = EventFilter::parse("from=1970-01-01T00:00:00Z&to=9999-12-31T23:59:59Z")?;
+        assert_eq!(
+            f.to.map(|t| t.to_rfc3339()),
+            Some("9999-12-31T23:59:59+00:00".into())
+        );
+        Ok(())
     }
 }
