@@ -7,6 +7,7 @@ mod events_page;
 mod events_stream;
 mod faults;
 mod flags;
+mod hostile;
 mod isolation;
 mod keys;
 mod players;
