@@ -13,8 +13,10 @@ pub(crate) struct Parked {
     pub(crate) stream_sequence: u64,
     /// Its subject (names the account and kind even when the payload is garbage).
     pub(crate) subject: String,
-    /// Why it cannot be applied.
+    /// Why it cannot be applied: the reason code, then the error.
     pub(crate) reason: String,
+    /// The SQLSTATE PostgreSQL refused it with, if it got that far.
+    pub(crate) sqlstate: Option<String>,
     /// The bytes as logged.
     pub(crate) payload: Bytes,
 }
@@ -93,22 +95,35 @@ pub(crate) async fn park(conn: &mut PgConnection, parked: &[Parked]) -> Result<(
         .iter()
         .map(|p| to_column(p.stream_sequence))
         .collect();
-    let subjects: Vec<&str> = parked.iter().map(|p| p.subject.as_str()).collect();
-    let reasons: Vec<&str> = parked.iter().map(|p| p.reason.as_str()).collect();
+    // Parking must never fail on what it stores, or the message would halt the log after all.
+    let subjects: Vec<String> = parked.iter().map(|p| storable(&p.subject)).collect();
+    let reasons: Vec<String> = parked.iter().map(|p| storable(&p.reason)).collect();
+    let sqlstates: Vec<Option<&str>> = parked.iter().map(|p| p.sqlstate.as_deref()).collect();
     let payloads: Vec<&[u8]> = parked.iter().map(|p| p.payload.as_ref()).collect();
     sqlx::query(
-        "INSERT INTO parked_messages (stream_sequence, subject, reason, payload, parked_at)
-         SELECT s, subj, r, p, now()
-         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bytea[]) AS t(s, subj, r, p)
+        "INSERT INTO parked_messages (stream_sequence, subject, reason, sqlstate, payload, parked_at)
+         SELECT s, subj, r, c, p, now()
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[])
+             AS t(s, subj, r, c, p)
          ON CONFLICT (stream_sequence) DO NOTHING",
     )
     .bind(sequences)
     .bind(subjects)
     .bind(reasons)
+    .bind(sqlstates)
     .bind(payloads)
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// `text` without the NUL PostgreSQL refuses, and short enough to read in a listing.
+pub(crate) fn storable(text: &str) -> String {
+    const MAX_CHARS: usize = 2_000;
+    text.chars()
+        .take(MAX_CHARS)
+        .map(|c| if c == '\0' { '\u{FFFD}' } else { c })
+        .collect()
 }
 
 /// Stream sequences are u64; PostgreSQL has no unsigned type, and no stream gets near 2^63.

@@ -18,6 +18,9 @@ pub struct Config {
     /// `PROJECTOR_BATCH_WAIT_MS` (default 20): how long a transaction waits for more messages
     /// after the first one arrives.
     pub batch_wait: Duration,
+    /// `PROJECTOR_STALL_SECONDS` (default 60): no progress for this long while log messages
+    /// wait makes the `projector_lag` readiness check fail (the projector is stuck).
+    pub stall_after: Duration,
 }
 
 impl Config {
@@ -34,6 +37,7 @@ impl Config {
             bind_addr: or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8083)))?,
             batch_max,
             batch_wait: Duration::from_millis(or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
+            stall_after: Duration::from_secs(or_default("PROJECTOR_STALL_SECONDS", 60)?),
         })
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::checkpoint;
 use crate::error::ProjectorError;
+use crate::lag;
 use crate::leadership;
 use crate::projections::{self, ChunkOutcome, Delivered, ReadModel};
 use crate::startup::Projector;
@@ -27,9 +28,22 @@ impl Projector {
     /// Consumes the event log into the read models until `shutdown` fires, while this instance
     /// is the leader ([`crate::leadership`]); as a standby it waits to take over.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let stop_watching = shutdown.child_token();
+        let watching = lag::watch(&self.stream, &self.progress, &self.pool, &stop_watching);
+        let leading = async {
+            let led = self.lead(&shutdown).await;
+            stop_watching.cancel();
+            led
+        };
+        let (led, ()) = tokio::join!(leading, watching);
+        led
+    }
+
+    /// Takes the lead when it can and consumes while it holds it, until `shutdown`.
+    async fn lead(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
         let stream = self.stream.cached_info().config.name.clone();
         loop {
-            let Some(session) = leadership::become_leader(&self.pool, &stream, &shutdown).await
+            let Some(session) = leadership::become_leader(&self.pool, &stream, shutdown).await
             else {
                 return Ok(());
             };
@@ -40,7 +54,14 @@ impl Projector {
                 let held = leadership::hold(session, &stream, &term);
                 tokio::pin!(held);
                 tokio::select! {
-                    result = self.consume(&term) => result,
+                    result = self.consume(&term) => {
+                        // Let `hold` release the lock: dropped instead, its session would go
+                        // back to the pool still holding it, and while anything else keeps
+                        // the pool alive (a readiness probe) no standby could take over.
+                        term.cancel();
+                        (&mut held).await;
+                        result
+                    }
                     () = &mut held => Ok(()),
                 }
             };
@@ -201,6 +222,13 @@ impl Projector {
             .record(started.elapsed().as_secs_f64());
         record(&outcome);
         self.progress.set_applied(outcome.last_sequence, pending);
+        if !outcome.parked.is_empty() {
+            // The chunk is committed; a failed count only leaves the gauge behind until the
+            // next refresh.
+            if let Err(error) = crate::parked::refresh_gauge(&self.pool).await {
+                tracing::debug!(%error, "cannot count the parked messages");
+            }
+        }
         Ok(())
     }
 }
@@ -211,7 +239,7 @@ fn record(outcome: &ChunkOutcome) {
         metrics::counter!("projector_records_applied_total", "kind" => *kind).increment(*records);
     }
     for reason in &outcome.parked {
-        metrics::counter!("projector_parked_total", "reason" => *reason).increment(1);
+        metrics::counter!("projector_parked_total", "reason" => reason.clone()).increment(1);
     }
     if outcome.skipped > 0 {
         tracing::debug!(

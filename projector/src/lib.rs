@@ -3,7 +3,8 @@
 //! PostgreSQL is the truth about progress: each chunk of log messages is applied in one
 //! transaction together with the checkpoint it advances, and consumption always resumes from
 //! that checkpoint, so a crash, a broker outage or a replay never applies a message twice or
-//! skips one. Read models live in [`projections`]; this milestone projects the event timeline.
+//! skips one. Each read model (the event timeline, players, servers, sessions, punishments,
+//! anti-cheat flags, chat) is one module of [`projections`] with its own tables and checkpoint.
 
 mod checkpoint;
 pub mod config;
@@ -11,6 +12,7 @@ mod consumer;
 pub mod error;
 mod lag;
 mod leadership;
+pub mod parked;
 pub mod projections;
 pub mod rebuild;
 pub mod startup;

@@ -1,8 +1,10 @@
 //! The projector binary: `run` (default) consumes the event log; `migrate` applies the schema;
-//! `rebuild` replays the log into fresh tables and swaps them in.
+//! `rebuild` replays the log into fresh tables and swaps them in; `parked` lists and re-applies
+//! parked messages.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use projector::parked::{self, Retried, Selection};
 use projector::projections::ReadModel;
 use projector::rebuild::{RebuildOptions, rebuild};
 use projector::{App, Config};
@@ -35,6 +37,32 @@ enum Command {
         #[arg(long)]
         no_progress: bool,
     },
+    /// List or re-apply the log messages set aside in `parked_messages` (needs `DATABASE_URL`).
+    Parked {
+        #[command(subcommand)]
+        action: ParkedCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ParkedCommand {
+    /// Print every parked message: sequence, time, SQLSTATE, subject and reason.
+    List,
+    /// Re-apply parked messages after a fix, in log order, one transaction each; a message
+    /// applied is removed, one still refused stays parked with its new reason.
+    Retry {
+        /// The parked message at this stream sequence.
+        #[arg(
+            long,
+            value_name = "N",
+            required_unless_present = "all",
+            conflicts_with = "all"
+        )]
+        sequence: Option<u64>,
+        /// Every parked message.
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 fn parse_model(name: &str) -> Result<ReadModel, String> {
@@ -56,6 +84,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Run => run().await,
+        Command::Parked { action } => parked_command(action).await,
         Command::Rebuild {
             models,
             no_progress,
@@ -94,4 +123,59 @@ async fn run() -> anyhow::Result<()> {
     shared::shutdown::run_until_signal(shutdown, running)
         .await
         .context("the projector did not stop within the shutdown deadline")?
+}
+
+async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {
+    let format = shared::config::or_default("LOG_FORMAT", "pretty".to_owned())?;
+    shared::telemetry::init_tracing(shared::telemetry::LogFormat::parse(&format));
+    let database_url = shared::config::required("DATABASE_URL")?;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&database_url)
+        .await
+        .context("connecting to PostgreSQL (DATABASE_URL)")?;
+    projector::MIGRATOR
+        .run(&pool)
+        .await
+        .context("applying migrations")?;
+    match action {
+        ParkedCommand::List => {
+            for m in parked::list(&pool).await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{} bytes\t{}",
+                    m.stream_sequence,
+                    m.parked_at.to_rfc3339(),
+                    m.sqlstate.as_deref().unwrap_or("-"),
+                    m.subject,
+                    m.payload_bytes,
+                    m.reason
+                );
+            }
+            Ok(())
+        }
+        ParkedCommand::Retry { sequence, all } => {
+            let selection = match (sequence, all) {
+                (Some(sequence), false) => Selection::One(sequence),
+                _ => Selection::All,
+            };
+            let results = parked::retry(&pool, selection).await?;
+            let mut left = 0;
+            for (sequence, retried) in &results {
+                let outcome = match retried {
+                    Retried::Applied => "applied".to_owned(),
+                    Retried::StillRefused(reason) => format!("still parked: {reason}"),
+                    Retried::Unreadable(reason) => format!("still parked: {reason}"),
+                    Retried::NotParked => "not parked".to_owned(),
+                };
+                left += usize::from(!matches!(retried, Retried::Applied));
+                println!("{sequence}\t{outcome}");
+            }
+            anyhow::ensure!(
+                left == 0,
+                "{left} of {} messages were not applied",
+                results.len()
+            );
+            Ok(())
+        }
+    }
 }

@@ -74,8 +74,9 @@ impl Projector {
 
         let names = projections::checkpoint_names();
         crate::checkpoint::ensure(&pool, &names).await?;
-        let progress = Progress::default();
+        let progress = Progress::new(config.stall_after);
         progress.set_applied(crate::checkpoint::resume_after(&pool, &names).await?, None);
+        crate::parked::refresh_gauge(&pool).await?;
 
         let readiness = readiness(&pool, &client, &stream, &progress);
         Ok(Projector {
@@ -173,7 +174,19 @@ fn describe_metrics() {
     );
     describe_counter!(
         "projector_parked_total",
-        "Log messages parked as unreadable, by reason"
+        "Log messages parked (unreadable, or refused by PostgreSQL), by reason code"
+    );
+    describe_gauge!(
+        "projector_parked_messages",
+        "Rows of parked_messages, by reason code (read from the table)"
+    );
+    describe_gauge!(
+        "projector_oldest_unapplied_age_seconds",
+        "Age of the oldest log message not yet applied (0 when caught up)"
+    );
+    describe_gauge!(
+        "projector_stalled",
+        "1 while messages wait and nothing was applied for PROJECTOR_STALL_SECONDS"
     );
     describe_histogram!(
         "projector_batch_duration_seconds",

@@ -6,18 +6,17 @@
 
 pub mod anticheat_flags;
 pub mod chat;
+mod chunk;
 pub mod players;
 pub mod punishments;
 pub mod servers;
 pub mod sessions;
 pub mod timeline;
 
-use crate::checkpoint::{self, Parked};
-use crate::error::ProjectorError;
 use bytes::Bytes;
 use shared::envelope::LogMessage;
-use sqlx::PgPool;
-use std::collections::BTreeMap;
+
+pub(crate) use chunk::{ChunkOutcome, apply_chunk, apply_isolated};
 
 /// A read model fed from the event log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,104 +140,6 @@ pub struct Positioned {
     pub stream_sequence: u64,
     /// The message.
     pub message: LogMessage,
-}
-
-/// What one committed chunk did.
-#[derive(Debug, Default)]
-pub(crate) struct ChunkOutcome {
-    /// The sequence every checkpoint now stands at or past.
-    pub(crate) last_sequence: u64,
-    /// `(messages, records)` applied, by record kind.
-    pub(crate) messages_by_kind: BTreeMap<&'static str, (u64, u64)>,
-    /// The reason code of every message parked.
-    pub(crate) parked: Vec<&'static str>,
-    /// Messages skipped because every checkpoint was already past them.
-    pub(crate) skipped: u64,
-}
-
-/// Applies a chunk of delivered messages to `models` in ONE transaction, parks the unreadable
-/// ones, and advances their checkpoints to the chunk's last sequence.
-///
-/// Table names are unqualified, so the connection's `search_path` decides where they go: the
-/// live projector writes `public`, a rebuild its own schema first (see [`crate::rebuild`]).
-pub(crate) async fn apply_chunk(
-    pool: &PgPool,
-    chunk: &[Delivered],
-    models: &[ReadModel],
-) -> Result<ChunkOutcome, ProjectorError> {
-    let Some(last) = chunk.last() else {
-        return Ok(ChunkOutcome::default());
-    };
-    let names = names_of(models);
-    let mut tx = pool.begin().await?;
-    let checkpoints = checkpoint::lock(&mut tx, &names).await?;
-    let floor = checkpoints.iter().copied().min().unwrap_or(0);
-
-    let mut outcome = ChunkOutcome {
-        last_sequence: last.stream_sequence.max(floor),
-        ..ChunkOutcome::default()
-    };
-    let mut decoded = Vec::with_capacity(chunk.len());
-    let mut parked = Vec::new();
-    for delivered in chunk {
-        // Defensive: a redelivery (or another projector process) may already be past it.
-        if delivered.stream_sequence <= floor {
-            outcome.skipped += 1;
-            continue;
-        }
-        match LogMessage::decode(&delivered.payload) {
-            Ok(message) => {
-                tracing::debug!(
-                    stream_sequence = delivered.stream_sequence,
-                    account_id = %message.account_id,
-                    kind = message.kind().as_str(),
-                    records = message.batch.len(),
-                    "applying"
-                );
-                let entry = outcome
-                    .messages_by_kind
-                    .entry(message.kind().as_str())
-                    .or_default();
-                entry.0 += 1;
-                entry.1 += message.batch.len() as u64;
-                decoded.push(Positioned {
-                    stream_sequence: delivered.stream_sequence,
-                    message,
-                });
-            }
-            Err(error) => {
-                let error = ProjectorError::from(error);
-                tracing::warn!(
-                    stream_sequence = delivered.stream_sequence,
-                    subject = %delivered.subject,
-                    error = %error,
-                    "parking a log message that can never be applied"
-                );
-                outcome.parked.push(error.reason());
-                parked.push(Parked {
-                    stream_sequence: delivered.stream_sequence,
-                    subject: delivered.subject.clone(),
-                    reason: format!("{}: {error}", error.reason()),
-                    payload: delivered.payload.clone(),
-                });
-            }
-        }
-    }
-
-    for (&model, model_checkpoint) in models.iter().zip(checkpoints) {
-        let pending: Vec<&Positioned> = decoded
-            .iter()
-            .filter(|m| m.stream_sequence > model_checkpoint)
-            .collect();
-        if !pending.is_empty() {
-            let rows = model.apply(&mut tx, &pending).await?;
-            tracing::debug!(projection = model.name(), rows, "applied");
-        }
-    }
-    checkpoint::park(&mut tx, &parked).await?;
-    checkpoint::advance(&mut tx, &names, outcome.last_sequence).await?;
-    tx.commit().await?;
-    Ok(outcome)
 }
 
 #[cfg(test)]

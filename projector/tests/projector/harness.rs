@@ -27,12 +27,19 @@ pub(crate) struct Harness {
     pub(crate) db: TestDb,
     pub(crate) config: Config,
     pub(crate) js: jetstream::Context,
+    /// The readiness probes of the running projector.
+    pub(crate) readiness: Option<shared::health::Readiness>,
     running: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
 }
 
 impl Harness {
     /// Starts nats-server, creates a database and starts a projector on them.
     pub(crate) async fn start() -> anyhow::Result<Harness> {
+        Harness::start_with(|_| {}).await
+    }
+
+    /// Like [`Harness::start`], with the projector's config changed by `configure` first.
+    pub(crate) async fn start_with(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Harness> {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await?;
         let db = TestDb::create().await?;
@@ -54,13 +61,17 @@ impl Harness {
             bind_addr: "127.0.0.1:0".parse()?,
             batch_max: 500,
             batch_wait: Duration::from_millis(20),
+            stall_after: Duration::from_secs(60),
         };
+        let mut config = config;
+        configure(&mut config);
         let js = jetstream::new(async_nats::connect(nats.url()).await?);
         let mut harness = Harness {
             nats,
             db,
             config,
             js,
+            readiness: None,
             running: None,
         };
         harness.start_projector().await?;
@@ -70,6 +81,7 @@ impl Harness {
     /// Builds a new `Projector` on the same database and stream and runs it in a task.
     pub(crate) async fn start_projector(&mut self) -> anyhow::Result<()> {
         let projector = Projector::build(&self.config).await?;
+        self.readiness = Some(projector.readiness.clone());
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(projector.run(shutdown.clone()));
         self.running = Some((shutdown, task));

@@ -72,6 +72,8 @@ async fn a_database_failure_is_retried_without_skipping() -> anyhow::Result<()> 
         .fetch_all(h.pool())
         .await?;
     assert_eq!(names, ["first", "second"]);
+    // An outage is not the message's fault: nothing was set aside.
+    assert_eq!(crate::parking::parked(h.pool()).await?, []);
     Ok(())
 }
 

@@ -1,0 +1,172 @@
+//! Parked messages after the fact: counting them for `/metrics`, listing them, and re-applying
+//! them once a fix is deployed (`projector parked list|retry`).
+//!
+//! A retry applies the stored payload through the same code as the live projector
+//! ([`projections::apply_isolated`]), one message per transaction that first locks the
+//! checkpoint rows, as every live chunk does: the live projector waits for it, and never sees
+//! a half-applied message. The folds are replay-safe (re-applying a message changes nothing),
+//! and the ones that keep a latest value compare record time, then log position, so a message
+//! applied late lands where it would have landed in order.
+
+use crate::checkpoint;
+use crate::error::ProjectorError;
+use crate::projections::{self, Positioned, ReadModel};
+use chrono::{DateTime, Utc};
+use shared::envelope::LogMessage;
+use sqlx::PgPool;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// A row of `parked_messages`, without its payload.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ParkedMessage {
+    /// Its stream sequence.
+    pub stream_sequence: i64,
+    /// Its subject (names the account and kind).
+    pub subject: String,
+    /// The reason code, then the error.
+    pub reason: String,
+    /// The SQLSTATE PostgreSQL refused it with, if it got that far.
+    pub sqlstate: Option<String>,
+    /// The payload's size in bytes.
+    pub payload_bytes: i32,
+    /// When it was parked.
+    pub parked_at: DateTime<Utc>,
+}
+
+/// Which parked messages to retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// The one at this stream sequence.
+    One(u64),
+    /// Every one, in log order.
+    All,
+}
+
+/// What retrying one parked message did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Retried {
+    /// Applied to every read model already past it, and removed from `parked_messages`.
+    Applied,
+    /// PostgreSQL still refuses it: it stays parked, with this new reason.
+    StillRefused(String),
+    /// This build still cannot read it: it stays parked.
+    Unreadable(String),
+    /// No parked message has that sequence.
+    NotParked,
+}
+
+/// Every parked message, in log order.
+pub async fn list(pool: &PgPool) -> Result<Vec<ParkedMessage>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT stream_sequence, subject, reason, sqlstate, octet_length(payload) AS payload_bytes,
+                parked_at
+         FROM parked_messages ORDER BY stream_sequence",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// Retries the `selection`, in log order; returns each sequence with what happened to it.
+/// Stops at the first outage (what was applied before it stays applied).
+pub async fn retry(
+    pool: &PgPool,
+    selection: Selection,
+) -> Result<Vec<(u64, Retried)>, ProjectorError> {
+    let sequences: Vec<u64> = match selection {
+        Selection::One(sequence) => vec![sequence],
+        Selection::All => sqlx::query_scalar::<_, i64>(
+            "SELECT stream_sequence FROM parked_messages ORDER BY stream_sequence",
+        )
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|s| u64::try_from(s).unwrap_or(0))
+        .collect(),
+    };
+    let mut results = Vec::with_capacity(sequences.len());
+    for sequence in sequences {
+        let retried = retry_one(pool, sequence).await?;
+        tracing::info!(stream_sequence = sequence, outcome = ?retried, "retried a parked message");
+        results.push((sequence, retried));
+    }
+    refresh_gauge(pool).await?;
+    Ok(results)
+}
+
+async fn retry_one(pool: &PgPool, sequence: u64) -> Result<Retried, ProjectorError> {
+    let names = projections::checkpoint_names();
+    let mut tx = pool.begin().await?;
+    let checkpoints = checkpoint::lock(&mut tx, &names).await?;
+    let payload: Option<Vec<u8>> = sqlx::query_scalar(
+        "SELECT payload FROM parked_messages WHERE stream_sequence = $1 FOR UPDATE",
+    )
+    .bind(checkpoint::to_column(sequence))
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(payload) = payload else {
+        return Ok(Retried::NotParked);
+    };
+    let message = match LogMessage::decode(&payload) {
+        Ok(message) => message,
+        Err(error) => return Ok(Retried::Unreadable(error.to_string())),
+    };
+    // Models still before it (a rebuild in progress) will read it from the log themselves.
+    let targets: Vec<(ReadModel, u64)> = ReadModel::ALL
+        .into_iter()
+        .zip(checkpoints)
+        .filter(|(_, checkpoint)| *checkpoint >= sequence)
+        .map(|(model, _)| (model, 0))
+        .collect();
+    let message = [Positioned {
+        stream_sequence: sequence,
+        message,
+    }];
+    let refused = projections::apply_isolated(&mut tx, &targets, &message).await?;
+    if let Some((_, refusal)) = refused.into_iter().next() {
+        let reason = refusal.describe();
+        sqlx::query(
+            "UPDATE parked_messages SET reason = $2, sqlstate = $3 WHERE stream_sequence = $1",
+        )
+        .bind(checkpoint::to_column(sequence))
+        .bind(checkpoint::storable(&reason))
+        .bind(refusal.sqlstate())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        return Ok(Retried::StillRefused(reason));
+    }
+    sqlx::query("DELETE FROM parked_messages WHERE stream_sequence = $1")
+        .bind(checkpoint::to_column(sequence))
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Retried::Applied)
+}
+
+/// Reasons the gauge has shown, so one whose rows are all gone drops to 0 instead of keeping
+/// its last count.
+static GAUGED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Sets `projector_parked_messages{reason}` from the table, so the count survives restarts
+/// and follows retries made by another process.
+pub(crate) async fn refresh_gauge(pool: &PgPool) -> Result<(), sqlx::Error> {
+    let counts: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT split_part(reason, ':', 1), count(*) FROM parked_messages GROUP BY 1",
+    )
+    .fetch_all(pool)
+    .await?;
+    let Ok(mut gauged) = GAUGED.lock() else {
+        return Ok(());
+    };
+    for reason in gauged.iter() {
+        if !counts.iter().any(|(r, _)| r == reason) {
+            metrics::gauge!("projector_parked_messages", "reason" => reason.clone()).set(0.0);
+        }
+    }
+    for (reason, count) in counts {
+        metrics::gauge!("projector_parked_messages", "reason" => reason.clone()).set(count as f64);
+        gauged.insert(reason);
+    }
+    Ok(())
+}

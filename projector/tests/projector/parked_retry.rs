@@ -1,0 +1,133 @@
+//! `projector parked retry`: a message parked because PostgreSQL refused it is applied once
+//! the cause is fixed, and stays parked (with its new reason) while it is not.
+
+use crate::harness::{Harness, custom_event, logged};
+use crate::parking::{chat, parked};
+use chrono::Utc;
+use projector::parked::{self, Retried, Selection};
+use shared::records::{CustomEvent, RecordKind};
+use uuid::Uuid;
+
+#[tokio::test]
+async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
+-> anyhow::Result<()> {
+    let h = Harness::start().await?;
+    let (account, server, player) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    // A rule of this database (standing in for a bug fixed later) refuses one line.
+    sqlx::query(
+        "ALTER TABLE chat_messages ADD CONSTRAINT not_forbidden CHECK (message <> 'forbidden')",
+    )
+    .execute(h.pool())
+    .await?;
+    let refused = h
+        .publish(account, Utc::now(), vec![chat(server, player, "forbidden")])
+        .await?;
+    let nul = h
+        .publish(account, Utc::now(), vec![chat(server, player, "\u{0}")])
+        .await?;
+    let subject =
+        h.config
+            .common
+            .event_log
+            .subjects()
+            .for_records(account, RecordKind::Custom, Some("x"));
+    let garbage = h.publish_raw(subject, b"not json".to_vec()).await?;
+    let last = h
+        .publish(
+            account,
+            Utc::now(),
+            vec![logged::<CustomEvent>(&custom_event(player, "after", "{}"))],
+        )
+        .await?;
+    h.caught_up_to(last).await?;
+    let before = parked(h.pool()).await?;
+    let states: Vec<_> = before.iter().map(|p| (p.0, p.2.as_deref())).collect();
+    assert_eq!(
+        states,
+        [
+            (refused as i64, Some("23514")),
+            (nul as i64, Some("22021")),
+            (garbage as i64, None)
+        ]
+    );
+
+    // Not fixed yet: the retry is refused again and the message stays parked.
+    let results = parked::retry(h.pool(), Selection::One(refused)).await?;
+    assert!(
+        matches!(&results[..], [(s, Retried::StillRefused(r))] if *s == refused && r.starts_with("sqlstate_23514")),
+        "{results:?}"
+    );
+
+    sqlx::query("ALTER TABLE chat_messages DROP CONSTRAINT not_forbidden")
+        .execute(h.pool())
+        .await?;
+    let results = parked::retry(h.pool(), Selection::All).await?;
+    assert_eq!(results[0], (refused, Retried::Applied));
+    assert!(
+        matches!(&results[1], (s, Retried::StillRefused(r)) if *s == nul && r.starts_with("sqlstate_22021")),
+        "{results:?}"
+    );
+    assert!(
+        matches!(&results[2], (s, Retried::Unreadable(_)) if *s == garbage),
+        "{results:?}"
+    );
+
+    let lines: Vec<String> =
+        sqlx::query_scalar("SELECT message FROM chat_messages WHERE account_id = $1")
+            .bind(account)
+            .fetch_all(h.pool())
+            .await?;
+    assert_eq!(lines, ["forbidden"]);
+    // Applied as a whole: the players model has the sighting too.
+    let seen: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM players WHERE account_id = $1 AND uuid = $2)",
+    )
+    .bind(account)
+    .bind(player)
+    .fetch_one(h.pool())
+    .await?;
+    assert!(seen);
+    let left: Vec<i64> = parked(h.pool()).await?.iter().map(|p| p.0).collect();
+    assert_eq!(left, [nul as i64, garbage as i64]);
+    // Retrying what is no longer parked changes nothing.
+    let again = parked::retry(h.pool(), Selection::One(refused)).await?;
+    assert_eq!(again, [(refused, Retried::NotParked)]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_cli_lists_and_retries_parked_messages() -> anyhow::Result<()> {
+    let h = Harness::start().await?;
+    let (account, server, player) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    let nul = h
+        .publish(account, Utc::now(), vec![chat(server, player, "\u{0}")])
+        .await?;
+    h.caught_up_to(nul).await?;
+
+    let cli = |args: &[&str]| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_projector"));
+        command
+            .args(args)
+            .env("DATABASE_URL", &h.db.url)
+            .env("RUST_LOG", "warn")
+            .kill_on_drop(true);
+        command.output()
+    };
+    let listed = cli(&["parked", "list"]).await?;
+    assert!(listed.status.success(), "{listed:?}");
+    let stdout = String::from_utf8(listed.stdout)?;
+    assert!(stdout.starts_with(&format!("{nul}\t")), "{stdout}");
+    assert!(stdout.contains("\t22021\t"), "{stdout}");
+
+    let retried = cli(&["parked", "retry", "--sequence", &nul.to_string()]).await?;
+    assert!(
+        !retried.status.success(),
+        "a message still refused must fail the command"
+    );
+    let stdout = String::from_utf8(retried.stdout)?;
+    assert!(stdout.contains("still parked: sqlstate_22021"), "{stdout}");
+
+    let neither = cli(&["parked", "retry"]).await?;
+    assert!(!neither.status.success(), "--sequence or --all is required");
+    Ok(())
+}
