@@ -1,4 +1,4 @@
-"""Sorts schemathesis's findings for deploy/fuzz.sh: server errors fail the run, the rest is a summary.
+"""Sorts schemathesis's findings for deploy/fuzz.sh: any finding of any check fails the run.
 
     fuzz_report.py STACK_LOG REPORT_DIR KIND...
 
@@ -7,12 +7,13 @@ REPORT_DIR/KIND.json (the run's totals) for each KIND. Prints:
 - each run's case count and the statuses it got (a 429 there would mean a quota hid handlers);
 - every case answered with a 5xx (`not_a_server_error`): the request and the response;
 - errors of the tool itself (a run that could not test an operation);
-- a summary of every other check's findings, by check and operation. Those are mismatches
-  between the document and the service (an undocumented status or content type, a schema that
-  admits what validation refuses); issue 13 makes the document exact, so they do not fail yet.
+- a summary of every other check's findings, by check and operation: mismatches between the
+  document and the service (an undocumented status or content type, a schema that admits what
+  validation refuses, a response that does not match its schema). The document is exact, so
+  each of them is a defect of the document or of the service.
 - the stack's WARN and ERROR log lines, counted (a 5xx's cause is logged once, the body never
   names it; a projector that stalls says why).
-Exits 1 when there was a server error or a tool error, else 0.
+Exits 1 when any check found anything or the tool could not test everything, else 0.
 """
 
 import base64
@@ -122,7 +123,7 @@ def main():
     print(f"total: {cases_total} cases")
 
     if others:
-        print("\n--- other findings (documentation mismatches; not failing the run) ---")
+        print("\n--- other findings (the document and the service disagree) ---")
         for (check, code, title, operation), messages in sorted(others.items(), key=lambda item: item[0]):
             first = next((m for m in messages if m), "").replace("\n", "; ")
             first = first if len(first) <= 160 else first[:160] + "..."
@@ -151,7 +152,7 @@ def main():
             if count > EXAMPLES_PER_FINDING:
                 print(f"\n({operation}: {count - EXAMPLES_PER_FINDING} more not shown)")
     print_log_problems(stack_log)
-    return 1 if server_errors or tool_errors else 0
+    return 1 if server_errors or tool_errors or others else 0
 
 
 if __name__ == "__main__":

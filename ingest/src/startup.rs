@@ -1,6 +1,5 @@
 //! Building ingest: connect NATS, check the log, load keys, assemble the router.
 
-use crate::auth::sync_keys;
 use crate::config::Config;
 use crate::publisher::Publisher;
 use crate::routes;
@@ -10,8 +9,8 @@ use async_nats::jetstream;
 use axum::Router;
 use serde_json::json;
 use shared::health::{Readiness, finish_router, ops_router};
+use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
-use shared::keys::KeyDirectory;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
 use shared::serve::{ServeLimits, serve};
@@ -56,7 +55,7 @@ impl Ingest {
         let bucket = open_bucket(&js, log.key_bucket_config()).await?;
         let rates = open_bucket(&js, log.rate_bucket_config()).await?;
         let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
-        tokio::spawn(sync_keys(bucket, keys.clone(), shutdown.clone()));
+        DirectorySync::new(client.clone(), bucket, keys.clone()).spawn(shutdown.clone());
         let key_usage = Arc::new(KeyUsage::new());
         tokio::spawn(report_key_usage(
             key_usage.clone(),

@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 /// The 202 body of a write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+#[schema(as = WriteAccepted)]
 pub struct WriteReport {
     /// Records durably appended to the log by this request.
     pub accepted: usize,

@@ -1,17 +1,32 @@
-//! Extractors that authenticate the caller's bearer key against the key directory.
+//! Query-api's route families and who may call them (see [`shared::gate`] for the pattern).
 //!
-//! They implement `FromRequestParts`, so they run before any body extractor: a request with a
-//! bad key gets its 401/403 before its body is looked at (contract §2's check order).
+//! | family | caller | who | quota |
+//! |---|---|---|---|
+//! | admin | [`AdminCaller`] | the operator's admin key | none |
+//! | dashboard (and the live stream) | [`DashboardCaller`] | a dashboard key; `.0.account_id` scopes every read | 60/min per key; a stream counts once, when it opens |
+//! | public | [`PublicClient`] | anyone | 30/min per client IP |
+//!
+//! Each family's routes are a router of its own type ([`AdminRoutes`], ...), mounted in
+//! `routes::router` behind its gate. The documentation pages (`/api/docs`, `/events` and its
+//! assets) are the only routes outside a family: static, keyless and unmetered.
 
-use crate::error::ApiError;
-use crate::rate_limit::enforce;
-use axum::extract::{FromRef, FromRequestParts};
+use crate::state::AppState;
+use axum::Router;
+use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
+use axum::response::Response;
 use chrono::Utc;
-use shared::key_usage::KeyUsage;
-use shared::keys::{Caller, KeyDirectory, KeyKind, authorization_header};
-use shared::rate_limit::{Limiter, Quota};
-use std::sync::Arc;
+use shared::gate::{Family, Gated, Meter, key_caller};
+use shared::keys::{Caller, KeyKind};
+use shared::rate_limit::{Quota, client_ip};
+use std::net::{IpAddr, SocketAddr};
+
+/// The admin API's routes.
+pub type AdminRoutes = Router<Gated<AppState, AdminCaller>>;
+/// The dashboard reads' routes (the live stream included).
+pub type DashboardRoutes = Router<Gated<AppState, DashboardCaller>>;
+/// The public routes.
+pub type PublicRoutes = Router<Gated<AppState, PublicClient>>;
 
 /// A request made with the operator's admin key.
 #[derive(Debug, Clone, Copy)]
@@ -21,53 +36,63 @@ pub struct AdminCaller(pub Caller);
 #[derive(Debug, Clone, Copy)]
 pub struct DashboardCaller(pub Caller);
 
-fn authenticate(
-    parts: &Parts,
-    directory: &KeyDirectory,
-    kind: KeyKind,
-) -> Result<Caller, ApiError> {
-    authorization_header(&parts.headers)
-        .and_then(|header| directory.authenticate(header, kind, Utc::now()))
-        .map_err(|error| ApiError::Auth {
-            error,
-            needed: kind,
-        })
-}
+/// A public (keyless) request, admitted under the client IP's quota.
+#[derive(Debug, Clone, Copy)]
+pub struct PublicClient(pub IpAddr);
 
-impl<S> FromRequestParts<S> for AdminCaller
-where
-    Arc<KeyDirectory>: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
+shared::gated_callers!(AppState: AdminCaller, DashboardCaller, PublicClient);
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let directory = Arc::<KeyDirectory>::from_ref(state);
-        authenticate(parts, &directory, KeyKind::Admin).map(AdminCaller)
+impl Family<AppState> for AdminCaller {
+    async fn admit(parts: &Parts, state: &AppState) -> Result<Self, Response> {
+        key_caller(&parts.headers, &state.keys, KeyKind::Admin).map(AdminCaller)
+    }
+
+    fn meter<'a>(&self, _: &'a AppState) -> Option<Meter<'a>> {
+        None
     }
 }
 
-impl<S> FromRequestParts<S> for DashboardCaller
-where
-    Arc<KeyDirectory>: FromRef<S>,
-    Arc<Limiter>: FromRef<S>,
-    Arc<KeyUsage>: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let directory = Arc::<KeyDirectory>::from_ref(state);
-        let caller = authenticate(parts, &directory, KeyKind::Dashboard)?;
-        Arc::<KeyUsage>::from_ref(state).record(caller.key_id, Utc::now());
-        let limiter = Arc::<Limiter>::from_ref(state);
-        enforce(
-            parts,
-            &limiter,
-            Quota::Dashboard,
-            &caller.key_id.to_string(),
-        )
-        .await?;
+impl Family<AppState> for DashboardCaller {
+    async fn admit(parts: &Parts, state: &AppState) -> Result<Self, Response> {
+        let caller = key_caller(&parts.headers, &state.keys, KeyKind::Dashboard)?;
+        state.key_usage.record(caller.key_id, Utc::now());
         Ok(DashboardCaller(caller))
+    }
+
+    fn meter<'a>(&self, state: &'a AppState) -> Option<Meter<'a>> {
+        Some(Meter {
+            limiter: &state.limiter,
+            quota: Quota::Dashboard,
+            client: self.0.key_id.to_string(),
+        })
+    }
+}
+
+impl Family<AppState> for PublicClient {
+    async fn admit(parts: &Parts, state: &AppState) -> Result<Self, Response> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip())
+            .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        // Every line of the header, in order; one that is not text stops the walk there.
+        let forwarded = parts
+            .headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .map(|v| v.to_str().unwrap_or("?"));
+        Ok(PublicClient(client_ip(
+            peer,
+            forwarded,
+            &state.trusted_proxies,
+        )))
+    }
+
+    fn meter<'a>(&self, state: &'a AppState) -> Option<Meter<'a>> {
+        Some(Meter {
+            limiter: &state.limiter,
+            quota: Quota::Public,
+            client: self.0.to_string(),
+        })
     }
 }

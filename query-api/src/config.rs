@@ -25,6 +25,55 @@ pub struct Config {
     /// `MAX_STREAMS_PER_KEY` (default 20, 1..=10000): how many live event streams one key may
     /// hold open at once in this process.
     pub max_streams_per_key: usize,
+    /// The staff dashboard's sessions and audit log (`SESSION_*`, `COOKIE_SECURE`,
+    /// `IP_HASH_KEY`).
+    pub dashboard: DashboardConfig,
+}
+
+/// How the staff dashboard signs people in and records what they do.
+#[derive(Clone, Default)]
+pub struct DashboardConfig {
+    /// `SESSION_IDLE_SECONDS` (default 43200), `SESSION_ABSOLUTE_SECONDS` (default 604800),
+    /// `COOKIE_SECURE` (default true).
+    pub sessions: crate::team::sessions::SessionPolicy,
+    /// `IP_HASH_KEY`: the key of the audit log's IP hashes (the same secret ingest hashes
+    /// player IPs with). Optional here: without it a key derived from `ADMIN_KEY` is used.
+    pub ip_hash_key: Option<String>,
+}
+
+impl DashboardConfig {
+    /// Reads the dashboard's settings.
+    pub fn from_env() -> Result<DashboardConfig, ConfigError> {
+        let defaults = crate::team::sessions::SessionPolicy::default();
+        let seconds = |name: &'static str, default: std::time::Duration| {
+            let secs: u64 = or_default(name, default.as_secs())?;
+            if (60..=365 * 24 * 3600).contains(&secs) {
+                Ok(std::time::Duration::from_secs(secs))
+            } else {
+                Err(ConfigError::Invalid {
+                    name,
+                    reason: "must be 60 to 31536000 seconds".to_owned(),
+                })
+            }
+        };
+        Ok(DashboardConfig {
+            sessions: crate::team::sessions::SessionPolicy {
+                idle: seconds("SESSION_IDLE_SECONDS", defaults.idle)?,
+                absolute: seconds("SESSION_ABSOLUTE_SECONDS", defaults.absolute)?,
+                cookie_secure: or_default("COOKIE_SECURE", true)?,
+            },
+            ip_hash_key: std::env::var("IP_HASH_KEY").ok().filter(|k| !k.is_empty()),
+        })
+    }
+}
+
+impl std::fmt::Debug for DashboardConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DashboardConfig")
+            .field("sessions", &self.sessions)
+            .field("ip_hash_key", &self.ip_hash_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// The default listen address.
@@ -44,6 +93,7 @@ impl Config {
             trusted_proxies: trusted_proxies()?,
             funnel_parallelism: funnel_parallelism()?,
             max_streams_per_key: max_streams_per_key()?,
+            dashboard: DashboardConfig::from_env()?,
         })
     }
 }
@@ -98,6 +148,7 @@ impl std::fmt::Debug for Config {
             .field("trusted_proxies", &self.trusted_proxies)
             .field("funnel_parallelism", &self.funnel_parallelism)
             .field("max_streams_per_key", &self.max_streams_per_key)
+            .field("dashboard", &self.dashboard)
             .finish()
     }
 }

@@ -39,6 +39,9 @@ pub enum ApiError {
     /// A key, account or bucket operation failed.
     #[error(transparent)]
     KeyStore(#[from] KeyStoreError),
+    /// A team (member, invite, session) operation failed.
+    #[error(transparent)]
+    Team(#[from] crate::team::TeamError),
     /// A query failed (500, logged).
     #[error("database query failed")]
     Database(#[from] sqlx::Error),
@@ -91,6 +94,7 @@ impl ApiError {
                 format!("retry after {} s", decision.retry_after_secs.unwrap_or(1)),
             ),
             ApiError::KeyStore(error) => key_store_problem(error),
+            ApiError::Team(error) => team_problem(error),
             ApiError::Database(_) | ApiError::Internal(_) => Problem::internal(),
         }
     }
@@ -112,6 +116,44 @@ fn key_store_problem(error: &KeyStoreError) -> Problem {
         ),
         KeyStoreError::Rejected(errors) => ApiError::invalid(errors.clone()).to_problem(),
         KeyStoreError::Database(_) | KeyStoreError::Corrupt(_) => Problem::internal(),
+    }
+}
+
+/// The problem for a team error (shared with the dashboard pages, which show its detail).
+pub fn team_problem(error: &crate::team::TeamError) -> Problem {
+    use crate::team::TeamError;
+    match error {
+        TeamError::AccountNotFound(id) => not_found("account", *id),
+        TeamError::MemberNotFound(id) => not_found("member", *id),
+        TeamError::InviteNotFound(id) => not_found("open invite", *id),
+        TeamError::InviteUnusable => Problem::new(
+            StatusCode::GONE,
+            "invite_unusable",
+            "Invite not valid",
+            error.to_string(),
+        ),
+        TeamError::LoginTaken(_) => Problem::new(
+            StatusCode::CONFLICT,
+            "login_taken",
+            "Login taken",
+            error.to_string(),
+        ),
+        TeamError::LastOwner => Problem::new(
+            StatusCode::CONFLICT,
+            "last_owner",
+            "The last owner stays",
+            error.to_string(),
+        ),
+        TeamError::NotAllowed(detail) => Problem::new(
+            StatusCode::FORBIDDEN,
+            "role_not_allowed",
+            "Not allowed for this role",
+            detail.clone(),
+        ),
+        TeamError::Rejected(errors) => ApiError::invalid(errors.clone()).to_problem(),
+        TeamError::Corrupt(_) | TeamError::Hashing(_) | TeamError::Database(_) => {
+            Problem::internal()
+        }
     }
 }
 

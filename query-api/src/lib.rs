@@ -10,7 +10,6 @@ pub mod fanout;
 pub mod funnel;
 pub mod key_store;
 pub mod open_streams;
-pub mod rate_limit;
 pub mod routes;
 pub mod startup;
 pub mod state;

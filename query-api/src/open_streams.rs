@@ -1,7 +1,7 @@
 //! The live streams each key holds open: a cap on how many, and an end for all of them when
 //! their key stops working.
 //!
-//! The key bucket watch ([`crate::key_store::spawn_directory_sync`]) tells this registry when a
+//! The key bucket watch ([`shared::key_directory::DirectorySync`]) tells this registry when a
 //! key is revoked (its entry leaves the bucket) and when a rotated key's grace period ends (its
 //! entry carries `expires_at`). Every stream holds a [`StreamSlot`] whose [`StreamSlot::ended`]
 //! resolves at that moment, so the stream says `event: revoked` and closes; the slot is given

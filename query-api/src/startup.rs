@@ -2,7 +2,7 @@
 
 use crate::config::Config;
 use crate::fanout::LiveEvents;
-use crate::key_store::{KeyStore, spawn_directory_sync, spawn_usage_writer};
+use crate::key_store::{KeyStore, spawn_usage_writer};
 use crate::open_streams::OpenStreams;
 use crate::routes;
 use crate::state::AppState;
@@ -11,8 +11,8 @@ use async_nats::jetstream::{self, kv};
 use serde_json::json;
 use shared::event_log::EventLogConfig;
 use shared::health::{Readiness, finish_router, ops_router};
+use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
-use shared::keys::KeyDirectory;
 use shared::rate_limit::Limiter;
 use shared::serve::{ServeLimits, serve};
 use sqlx::PgPool;
@@ -72,7 +72,9 @@ impl QueryApi {
 
         let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
         let streams = OpenStreams::new(config.max_streams_per_key);
-        spawn_directory_sync(bucket, keys.clone(), streams.clone(), shutdown.clone());
+        DirectorySync::new(nats.clone(), bucket, keys.clone())
+            .with_endings(streams.clone())
+            .spawn(shutdown.clone());
         let live = LiveEvents::start(
             js.clone(),
             config.common.event_log.clone(),
@@ -108,8 +110,27 @@ impl QueryApi {
             key_usage,
             funnel_parallelism: config.funnel_parallelism,
             streams,
+            sessions: config.dashboard.sessions,
+            ip_hasher: Arc::new(audit_ip_hasher(config)),
         });
+        crate::team::passwords::warm_up().await;
         Ok(QueryApi { api, readiness })
+    }
+}
+
+/// The audit log's IP hasher: `IP_HASH_KEY` when set, else a key derived from `ADMIN_KEY`
+/// (both secrets of the operator; the derivation keeps the admin key itself out of the hash).
+fn audit_ip_hasher(config: &Config) -> shared::records::IpHasher {
+    use sha2::{Digest, Sha256};
+    match &config.dashboard.ip_hash_key {
+        Some(key) => shared::records::IpHasher::new(key.as_bytes()),
+        None => {
+            let derived = Sha256::new()
+                .chain_update(b"warden audit ip hash key\0")
+                .chain_update(config.common.admin_key.as_bytes())
+                .finalize();
+            shared::records::IpHasher::new(&derived)
+        }
     }
 }
 

@@ -3,9 +3,8 @@
 use crate::fanout::LiveEvents;
 use crate::key_store::KeyStore;
 use crate::open_streams::OpenStreams;
-use axum::extract::FromRef;
+use shared::key_directory::KeyDirectory;
 use shared::key_usage::KeyUsage;
-use shared::keys::KeyDirectory;
 use shared::rate_limit::{Limiter, TrustedProxy};
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -38,28 +37,8 @@ pub struct AppState {
     pub funnel_parallelism: usize,
     /// The live streams each key holds, capped, and ended when their key ends.
     pub streams: Arc<OpenStreams>,
-}
-
-impl FromRef<AppState> for Arc<KeyUsage> {
-    fn from_ref(state: &AppState) -> Self {
-        state.key_usage.clone()
-    }
-}
-
-impl FromRef<AppState> for Arc<[TrustedProxy]> {
-    fn from_ref(state: &AppState) -> Self {
-        state.trusted_proxies.clone()
-    }
-}
-
-impl FromRef<AppState> for Arc<Limiter> {
-    fn from_ref(state: &AppState) -> Self {
-        state.limiter.clone()
-    }
-}
-
-impl FromRef<AppState> for Arc<KeyDirectory> {
-    fn from_ref(state: &AppState) -> Self {
-        state.keys.clone()
-    }
+    /// How staff dashboard sessions live and how their cookie is sent.
+    pub sessions: crate::team::sessions::SessionPolicy,
+    /// Hashes client IPs for the audit log (never stored in clear).
+    pub ip_hasher: Arc<shared::records::IpHasher>,
 }

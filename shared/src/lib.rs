@@ -5,8 +5,10 @@
 //! A little runtime glue lives here because every service needs the same one, and it runs only
 //! on handles the service passes in: the rate limiter (through the KV bucket handle, because
 //! ingest and query-api must count against the same windows), the hardened HTTP server
-//! ([`serve`], on the listener the service bound), and the key-usage recorder
-//! ([`key_usage`], publishing on the NATS client the service connected).
+//! ([`serve`], on the listener the service bound), the key-usage recorder ([`key_usage`],
+//! publishing on the NATS client the service connected), the key directory's bucket watch
+//! ([`key_directory`], on the bucket handle), and the route-family gate ([`gate`]) every
+//! request passes.
 //!
 //! "contract §N" in comments throughout the workspace cites a section of the API contract,
 //! `shared/docs/api-contract.md`.
@@ -15,9 +17,12 @@ pub mod config;
 pub mod envelope;
 pub mod event_log;
 pub mod event_name;
+pub mod gate;
 pub mod health;
+pub mod key_directory;
 pub mod key_usage;
 pub mod keys;
+pub mod openapi;
 pub mod problem;
 pub mod rate_limit;
 pub mod records;

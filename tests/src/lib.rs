@@ -90,6 +90,7 @@ impl TestStack {
                 trusted_proxies: Vec::new(),
                 funnel_parallelism: 2,
                 max_streams_per_key: query_api::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
+                dashboard: query_api::config::DashboardConfig::default(),
             },
             bind_addr: any_port,
         };

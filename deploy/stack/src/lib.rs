@@ -5,11 +5,17 @@
 //! router serves them all, and the projector runs beside it.
 
 use anyhow::Context;
-use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::Method;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
+use serde_json::Value;
 use shared::config::or_default;
 use shared::health::{finish_router, ops_router};
 use shared::serve::{ServeLimits, serve};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -60,7 +66,16 @@ impl Stack {
             .readiness
             .merge(query.readiness)
             .merge(projector.readiness.clone());
-        let router = finish_router(ingest.api.merge(query.api).merge(ops_router(readiness)));
+        let router = finish_router(
+            ingest
+                .api
+                .merge(query.api)
+                .merge(ops_router(readiness))
+                .layer(middleware::from_fn_with_state(
+                    Arc::new(merged_document()),
+                    serve_merged_document,
+                )),
+        );
         let listener = TcpListener::bind(config.bind_addr)
             .await
             .with_context(|| format!("binding {}", config.bind_addr))?;
@@ -86,4 +101,25 @@ impl Stack {
         served?;
         projected
     }
+}
+
+/// Query-api's document with ingest's paths added: one document for the one base URL.
+pub fn merged_document() -> Value {
+    let mut doc = query_api::routes::openapi::document();
+    shared::openapi::merge(&mut doc, ingest::routes::openapi::document());
+    doc
+}
+
+/// Answers `GET /api/openapi.json` with [`merged_document`]. Query-api's router serves its own
+/// document at that path (and `/api/docs` reads it from there); a second route for it would
+/// clash, so the stack answers it before the router does.
+async fn serve_merged_document(
+    State(doc): State<Arc<Value>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() == Method::GET && request.uri().path() == "/api/openapi.json" {
+        return Json(doc.as_ref().clone()).into_response();
+    }
+    next.run(request).await
 }

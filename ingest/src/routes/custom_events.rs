@@ -1,6 +1,6 @@
 //! `POST /api/v1/plugin/events`: custom events, one or a batch.
 
-use crate::auth::PluginCaller;
+use crate::auth::{PluginCaller, PluginRoutes};
 use crate::body::read_json_body;
 use crate::error::IngestError;
 use crate::state::AppState;
@@ -17,20 +17,22 @@ use shared::records::CustomEvent;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-pub(super) fn router() -> Router<AppState> {
+pub(super) fn router() -> PluginRoutes {
     Router::new().route("/api/v1/plugin/events", post(write_events))
 }
 
 /// The 202 body for a single custom event.
 #[derive(Debug, Serialize, ToSchema)]
-pub(super) struct EventAccepted {
+pub(crate) struct EventAccepted {
     /// The event's id (the client's, or one assigned on receipt).
     pub(super) id: Uuid,
     /// The event's name.
     pub(super) name: String,
     /// When it happened (the time of receipt when omitted).
+    #[schema(value_type = String, format = DateTime)]
     pub(super) occurred_at: String,
     /// When it was received.
+    #[schema(value_type = String, format = DateTime)]
     pub(super) received_at: String,
 }
 

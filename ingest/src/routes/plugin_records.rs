@@ -1,7 +1,7 @@
 //! `POST /api/plugin/*`: heartbeats, chat, punishments, anti-cheat flags, sessions, rank changes
 //! and account links. One generic handler serves them all.
 
-use crate::auth::PluginCaller;
+use crate::auth::{PluginCaller, PluginRoutes};
 use crate::body::read_json_body;
 use crate::error::IngestError;
 use crate::state::AppState;
@@ -15,7 +15,7 @@ use shared::records::{
     AccountLink, AnticheatFlag, ChatEntry, Heartbeat, PluginRecord, Punishment, RankChange, Session,
 };
 
-pub(super) fn router() -> Router<AppState> {
+pub(super) fn router() -> PluginRoutes {
     Router::new()
         .route("/api/plugin/heartbeat", post(write::<Heartbeat>))
         .route("/api/plugin/chat", post(write::<ChatEntry>))

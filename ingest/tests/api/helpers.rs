@@ -8,7 +8,7 @@ use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
 use shared::serve::ServeLimits;
 use shared::telemetry::LogFormat;
 use std::time::Duration;
-use test_support::NatsServer;
+use test_support::{CuttableProxy, NatsServer};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -19,6 +19,8 @@ pub const PLAYER: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 pub struct TestIngest {
     pub base: String,
     pub nats: NatsServer,
+    /// What ingest's NATS connection goes through, when started with [`Self::start_behind_proxy`].
+    pub proxy: Option<CuttableProxy>,
     pub log: EventLogConfig,
     pub account_id: Uuid,
     pub plugin_key: String,
@@ -57,8 +59,27 @@ impl TestIngest {
 
     /// Like [`Self::start`], with `configure` applied to the configuration.
     pub async fn start_configured(configure: impl FnOnce(&mut Config)) -> TestIngest {
+        Self::start_inner(configure, false).await
+    }
+
+    /// Like [`Self::start`], with ingest's NATS connection (only ingest's: the test's own
+    /// connections go straight to the server) through a proxy the test can cut.
+    pub async fn start_behind_proxy() -> TestIngest {
+        Self::start_inner(|_| {}, true).await
+    }
+
+    async fn start_inner(configure: impl FnOnce(&mut Config), behind_proxy: bool) -> TestIngest {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await.expect("nats-server starts");
+        let proxy = if behind_proxy {
+            Some(
+                CuttableProxy::start(&nats.url())
+                    .await
+                    .expect("proxy starts"),
+            )
+        } else {
+            None
+        };
         let log = EventLogConfig {
             stream: format!("T_{}", Uuid::new_v4().simple()),
             subject_prefix: format!("t{}", Uuid::new_v4().simple()),
@@ -68,7 +89,10 @@ impl TestIngest {
         };
         let admin_key = generate_secret(KeyKind::Admin);
         let shutdown = CancellationToken::new();
-        let mut config = config(nats.url(), log.clone(), &admin_key);
+        let nats_url = proxy
+            .as_ref()
+            .map_or_else(|| nats.url(), CuttableProxy::nats_url);
+        let mut config = config(nats_url, log.clone(), &admin_key);
         configure(&mut config);
         let app = App::build(config, shutdown.clone())
             .await
@@ -78,6 +102,7 @@ impl TestIngest {
         let mut ingest = TestIngest {
             base,
             nats,
+            proxy,
             log,
             account_id: Uuid::now_v7(),
             plugin_key: String::new(),

@@ -6,8 +6,10 @@
 mod auth;
 mod hardening;
 mod helpers;
+mod key_sync;
 mod log_failures;
 mod rate_limits;
 mod request_heads;
+mod route_families;
 mod storable;
 mod writes;

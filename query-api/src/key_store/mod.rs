@@ -12,7 +12,8 @@ mod usage;
 pub use accounts::{Account, check_account_name};
 
 pub use lifecycle::{MAX_GRACE_SECONDS, check_grace_seconds};
-pub use sync::{KeyEndings, Reconciled, spawn_directory_sync};
+pub use shared::key_directory::KeyEndings;
+pub use sync::Reconciled;
 pub use usage::{record_key_usage, spawn_usage_writer};
 
 use async_nats::jetstream::kv;

@@ -1,6 +1,6 @@
 //! `/api/admin/accounts`: create and list customer accounts.
 
-use crate::auth::AdminCaller;
+use crate::auth::{AdminCaller, AdminRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::key_store::Account;
@@ -17,6 +17,11 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 pub struct NewAccount {
     /// Display name, 1..=200 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+    )]
     pub name: String,
 }
 
@@ -28,7 +33,7 @@ pub struct AccountList {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> AdminRoutes {
     Router::new().route(
         "/api/admin/accounts",
         get(list_accounts).post(create_account),

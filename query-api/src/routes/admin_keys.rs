@@ -1,6 +1,6 @@
 //! `/api/admin/accounts/{id}/keys` and `/api/admin/keys/{id}`: issue, list, rotate, revoke.
 
-use crate::auth::AdminCaller;
+use crate::auth::{AdminCaller, AdminRoutes};
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, OptionalApiJson};
 use crate::key_store::{IssuedKey, KeySummary, check_new_key};
@@ -19,11 +19,23 @@ use uuid::Uuid;
 #[serde(deny_unknown_fields)]
 pub struct NewKey {
     /// `plugin` or `dashboard`.
-    #[schema(example = "plugin")]
+    #[schema(example = "plugin", value_type = NewKeyKind)]
     pub kind: String,
     /// Free text (at most 200 characters), e.g. the server the key is for.
     #[serde(default)]
+    #[schema(min_length = 0, max_length = 200, pattern = "^[^\\x00]*$")]
     pub label: Option<String>,
+}
+
+/// The kinds of key the admin API issues (the admin key is the operator's, never issued).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)] // Only its schema is used: `kind` is checked by `check_new_key`.
+pub enum NewKeyKind {
+    /// For a game-server plugin.
+    Plugin,
+    /// For a dashboard.
+    Dashboard,
 }
 
 /// Body of `POST /api/admin/keys/{key_id}/rotate` (optional: an empty body means no grace).
@@ -32,6 +44,7 @@ pub struct NewKey {
 pub struct Rotation {
     /// How long the old key keeps working, 0..=604800 seconds (default 0: it stops now).
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 604800)]
     pub grace_seconds: i64,
 }
 
@@ -43,7 +56,7 @@ pub struct KeyList {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> AdminRoutes {
     Router::new()
         .route(
             "/api/admin/accounts/{account_id}/keys",
@@ -106,7 +119,7 @@ pub async fn list_keys(
 #[utoipa::path(post, path = "/api/admin/keys/{key_id}/rotate", tag = "admin",
     security(("admin_key" = [])),
     params(("key_id" = Uuid, Path, description = "The key to replace")),
-    request_body(content = Rotation, description = "Optional"),
+    request_body(content = Option<Rotation>, description = "Optional: no body (and no Content-Type) means `grace_seconds` 0"),
     responses(
         (status = 201, description = "The new key; `key` is its secret", body = IssuedKey),
         (status = 401, description = "Missing or invalid key", body = Problem),

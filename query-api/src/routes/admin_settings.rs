@@ -1,6 +1,6 @@
 //! `/api/admin/accounts/{id}/settings`: staff groups and the plugin's sync interval.
 
-use crate::auth::AdminCaller;
+use crate::auth::{AdminCaller, AdminRoutes};
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
@@ -78,10 +78,10 @@ impl AccountSettings {
 #[serde(deny_unknown_fields)]
 pub struct SettingsUpdate {
     /// 0..=50 group names of 1..=64 characters each.
-    #[schema(example = json!(["admin", "mod"]))]
+    #[schema(example = json!(["admin", "mod"]), max_items = 50)]
     pub staff_groups: Vec<String>,
     /// 1..=3600.
-    #[schema(example = 15)]
+    #[schema(example = 15, minimum = 1, maximum = 3600)]
     pub sync_interval_seconds: i64,
 }
 
@@ -111,7 +111,7 @@ impl SettingsUpdate {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> AdminRoutes {
     Router::new().route(
         "/api/admin/accounts/{account_id}/settings",
         get(get_settings).put(put_settings),

@@ -1,6 +1,6 @@
 //! `GET /api/players/{uuid}/chatlog`: a player's chat messages and commands, newest first.
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::routes::history::{HistoryCursor, PageRequest, require_player};
@@ -43,7 +43,7 @@ pub struct ChatLogPage {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/players/{uuid}/chatlog", get(chatlog))
 }
 
@@ -55,7 +55,7 @@ pub fn router() -> Router<AppState> {
     security(("dashboard_key" = [])),
     params(
         ("uuid" = Uuid, Path, description = "The player's UUID"),
-        ("limit" = Option<i64>, Query, description = "1..=500, default 50; anything else is 422"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1..=500, default 50; anything else is 422"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
     responses(

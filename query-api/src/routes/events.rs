@@ -4,7 +4,7 @@ mod filter;
 
 pub use filter::{Cursor, DEFAULT_LIMIT, EventFilter, MAX_LIMIT, MAX_NAMES};
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::{RawQuery, State};
@@ -59,7 +59,7 @@ struct EventRow {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/v1/events", get(list_events))
 }
 
@@ -73,7 +73,7 @@ pub fn router() -> Router<AppState> {
         ("from" = Option<DateTime<Utc>>, Query, description = "occurred_at at or after (RFC 3339)"),
         ("to" = Option<DateTime<Utc>>, Query, description = "occurred_at before (RFC 3339)"),
         ("internal" = Option<bool>, Query, description = "Include internal events (session_, chat_, punish_, rank_...); default false"),
-        ("limit" = Option<i64>, Query, description = "1..=500, default 50"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1..=500, default 50"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
     responses(

@@ -8,7 +8,7 @@
 //! it), and its streams end when it does: on a revocation, or at the end of a rotation's
 //! grace period, each sends `event: revoked` and closes ([`crate::open_streams`]).
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::fanout::{Feed, LiveEvent, LiveEvents};
 use crate::open_streams::{OpenRefused, StreamSlot};
@@ -46,7 +46,7 @@ const REVOKED_DATA: &str = r#"{"code":"key_revoked","detail":"this stream's key 
 pub const PATH: &str = "/api/v1/events/stream";
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route(PATH, get(stream_events))
 }
 

@@ -1,9 +1,8 @@
 //! Exchange rates for credit pricing (GBP base): replaced by the admin API, read publicly.
 
-use crate::auth::AdminCaller;
+use crate::auth::{AdminCaller, AdminRoutes, PublicClient, PublicRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
-use crate::rate_limit::PublicClient;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::{get, put};
@@ -23,7 +22,7 @@ pub const BASE_CURRENCY: &str = "GBP";
 #[serde(deny_unknown_fields)]
 pub struct RatesUpdate {
     /// Must be "GBP".
-    #[schema(example = "GBP")]
+    #[schema(example = "GBP", pattern = "^GBP$")]
     pub base: String,
     /// Units of each currency per 1 GBP; codes are 3 upper-case letters, rates finite and > 0.
     #[schema(example = json!({"USD": 1.27, "EUR": 1.17}))]
@@ -82,11 +81,14 @@ fn is_currency_code(code: &str) -> bool {
     code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-/// The routes of this resource.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/admin/exchange-rates", put(put_rates))
-        .route("/api/public/exchange-rates", get(public_rates))
+/// The admin routes of this resource.
+pub fn admin_router() -> AdminRoutes {
+    Router::new().route("/api/admin/exchange-rates", put(put_rates))
+}
+
+/// The public routes of this resource.
+pub fn public_router() -> PublicRoutes {
+    Router::new().route("/api/public/exchange-rates", get(public_rates))
 }
 
 /// Replace the whole exchange-rate table.

@@ -1,6 +1,6 @@
 //! `GET /api/players/{uuid}/flags`: a player's anti-cheat flags, newest first.
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::routes::history::{HistoryCursor, PageRequest, require_player};
@@ -52,7 +52,7 @@ pub struct FlagPage {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/players/{uuid}/flags", get(list_flags))
 }
 
@@ -80,7 +80,7 @@ pub async fn fetch(
     security(("dashboard_key" = [])),
     params(
         ("uuid" = Uuid, Path, description = "The player's UUID"),
-        ("limit" = Option<i64>, Query, description = "1..=500, default 50"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1..=500, default 50"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
     responses(

@@ -3,7 +3,7 @@
 //! This file checks the request and shapes the response; [`crate::funnel`] computes it (the
 //! semantics of each order are documented in `funnel::journey`).
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::funnel::{self, FunnelOrder, FunnelSpec, StepOutcome};
@@ -30,9 +30,11 @@ const DEFAULT_RANGE_DAYS: i64 = 30;
 #[serde(deny_unknown_fields)]
 pub struct FunnelRequest {
     /// 2..=10 event names; the first is a custom event, later ones may be internal.
+    #[schema(min_items = 2, max_items = 10)]
     pub steps: Vec<String>,
     /// Each player's steps must happen within this many seconds of the first (default 7 days).
     #[serde(default = "default_window")]
+    #[schema(minimum = 1, maximum = 2592000)]
     pub window_seconds: i64,
     /// First-step events at or after this time (default: 30 days before `to`).
     #[serde(default)]
@@ -73,7 +75,7 @@ pub struct FunnelResult {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/v1/funnels", post(compute_funnel))
 }
 

@@ -20,24 +20,41 @@ pub mod reviews;
 pub mod servers;
 pub mod staff;
 
+use crate::auth::{AdminRoutes, DashboardRoutes, PublicRoutes};
 use crate::extract::MAX_BODY_BYTES;
-use crate::rate_limit::rate_limit_headers;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::middleware;
+use shared::gate::mount;
 
-/// The API routes with `state` applied (no ops routes, no fallbacks).
+/// The API routes with `state` applied (no ops routes, no fallbacks): each family behind its
+/// gate (`crate::auth`), plus the static documentation pages.
 pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(mount(admin(), state.clone()))
+        .merge(mount(dashboard(), state.clone()))
+        .merge(mount(public(), state))
+        // Static, keyless and unmetered: the API reference and the events page with its assets.
+        .merge(openapi::router())
+        .merge(events_page::router())
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+/// Every route of the admin API.
+fn admin() -> AdminRoutes {
     Router::new()
         .merge(admin_accounts::router())
         .merge(admin_keys::router())
         .merge(admin_settings::router())
-        .merge(reviews::router())
-        .merge(exchange_rates::router())
+        .merge(reviews::admin_router())
+        .merge(exchange_rates::admin_router())
+}
+
+/// Every dashboard read, the live stream included.
+fn dashboard() -> DashboardRoutes {
+    Router::new()
         .merge(events::router())
         .merge(events_stream::router())
-        .merge(events_page::router())
         .merge(funnels::router())
         .merge(players::router())
         .merge(punishments::router())
@@ -45,8 +62,11 @@ pub fn router(state: AppState) -> Router {
         .merge(chatlog::router())
         .merge(servers::router())
         .merge(staff::router())
-        .with_state(state)
-        .merge(openapi::router())
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(middleware::from_fn(rate_limit_headers))
+}
+
+/// Every public read.
+fn public() -> PublicRoutes {
+    Router::new()
+        .merge(reviews::public_router())
+        .merge(exchange_rates::public_router())
 }

@@ -1,7 +1,7 @@
 //! `GET /api/players/{uuid}`: one player's profile: identity, status, rank, playtime, joins
 //! and recent moderation history.
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::routes::admin_settings::AccountSettings;
@@ -106,7 +106,7 @@ struct Presence {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/players/{uuid}", get(get_player))
 }
 

@@ -1,6 +1,6 @@
 //! `GET /api/players/{uuid}/punishments`: a player's complete punishment history, newest first.
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::routes::history::{HistoryCursor, PageRequest, require_player};
@@ -74,7 +74,7 @@ pub const IS_ACTIVE: &str = "(p.type IN ('ban', 'mute') AND p.revoked_at IS NULL
     AND (p.expires_at IS NULL OR p.expires_at > now()))";
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/players/{uuid}/punishments", get(list_punishments))
 }
 
@@ -108,7 +108,7 @@ pub async fn fetch(
     security(("dashboard_key" = [])),
     params(
         ("uuid" = Uuid, Path, description = "The player's UUID"),
-        ("limit" = Option<i64>, Query, description = "1..=500, default 50"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1..=500, default 50"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
     responses(

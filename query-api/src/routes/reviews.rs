@@ -1,9 +1,8 @@
 //! Customer reviews: written through the admin API, read publicly (published ones only).
 
-use crate::auth::AdminCaller;
+use crate::auth::{AdminCaller, AdminRoutes, PublicClient, PublicRoutes};
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath};
-use crate::rate_limit::PublicClient;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -66,13 +65,17 @@ pub struct PublicReviewList {
 #[serde(deny_unknown_fields)]
 pub struct NewReview {
     /// 1..=128 characters.
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub author: String,
     /// 1..=5.
+    #[schema(minimum = 1, maximum = 5)]
     pub rating: i64,
     /// At most 200 characters.
     #[serde(default)]
+    #[schema(min_length = 0, max_length = 200, pattern = "^[^\\x00]*$")]
     pub title: Option<String>,
     /// 1..=10000 characters.
+    #[schema(min_length = 1, max_length = 10000, pattern = "^[^\\x00]*$")]
     pub body: String,
     /// Show it on the public list (default false).
     #[serde(default)]
@@ -84,14 +87,17 @@ pub struct NewReview {
 #[serde(deny_unknown_fields)]
 pub struct ReviewPatch {
     /// 1..=128 characters.
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub author: Option<String>,
     /// 1..=5.
+    #[schema(minimum = 1, maximum = 5)]
     pub rating: Option<i64>,
     /// At most 200 characters; `null` removes the title.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, min_length = 0, max_length = 200, pattern = "^[^\\x00]*$")]
     pub title: Option<Option<String>>,
     /// 1..=10000 characters.
+    #[schema(min_length = 1, max_length = 10000, pattern = "^[^\\x00]*$")]
     pub body: Option<String>,
     /// Publishing sets `published_at`; unpublishing clears it.
     pub published: Option<bool>,
@@ -126,15 +132,19 @@ fn check(
 
 const REVIEW_COLUMNS: &str = "id, author, rating, title, body, published, published_at, created_at";
 
-/// The routes of this resource.
-pub fn router() -> Router<AppState> {
+/// The admin routes of this resource.
+pub fn admin_router() -> AdminRoutes {
     Router::new()
         .route("/api/admin/reviews", post(create_review))
         .route(
             "/api/admin/reviews/{id}",
             patch(update_review).delete(delete_review),
         )
-        .route("/api/public/reviews", get(public_reviews))
+}
+
+/// The public routes of this resource.
+pub fn public_router() -> PublicRoutes {
+    Router::new().route("/api/public/reviews", get(public_reviews))
 }
 
 /// Add a review.

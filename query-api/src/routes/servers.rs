@@ -1,6 +1,6 @@
 //! `GET /api/servers`: the account's servers and their status, ordered by name.
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::routes::admin_settings::AccountSettings;
 use crate::routes::liveness::SERVER_STATUS_CTE;
@@ -43,7 +43,7 @@ pub struct ServerList {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/servers", get(list_servers))
 }
 

@@ -1,6 +1,6 @@
 //! `GET /api/staff`: the account's staff roster.
 
-use crate::auth::DashboardCaller;
+use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::routes::admin_settings::AccountSettings;
 use crate::routes::liveness::{
@@ -41,7 +41,7 @@ pub struct StaffRoster {
 }
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
+pub fn router() -> DashboardRoutes {
     Router::new().route("/api/staff", get(list_staff))
 }
 

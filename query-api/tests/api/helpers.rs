@@ -9,7 +9,7 @@ use shared::telemetry::{LogFormat, init_test_tracing};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use test_support::{NatsServer, TestDb};
+use test_support::{CuttableProxy, NatsServer, TestDb};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -20,6 +20,11 @@ pub(crate) struct TestApp {
     pub(crate) client: reqwest::Client,
     pub(crate) config: Config,
     pub(crate) db: TestDb,
+    /// The NATS server's own URL (the app's goes through `proxy` when there is one).
+    pub(crate) nats_url: String,
+    /// What the app's NATS connection goes through, when spawned with
+    /// [`TestApp::spawn_behind_proxy`].
+    pub(crate) proxy: Option<CuttableProxy>,
     /// Kept so the server lives as long as the app.
     _nats: NatsServer,
     shutdown: CancellationToken,
@@ -67,8 +72,23 @@ pub(crate) async fn start(
 impl TestApp {
     /// NATS, a migrated database, and the app on 127.0.0.1:0.
     pub(crate) async fn spawn() -> anyhow::Result<TestApp> {
+        Self::spawn_inner(false).await
+    }
+
+    /// Like [`Self::spawn`], with the app's NATS connection (only the app's) through a proxy
+    /// the test can cut.
+    pub(crate) async fn spawn_behind_proxy() -> anyhow::Result<TestApp> {
+        Self::spawn_inner(true).await
+    }
+
+    async fn spawn_inner(behind_proxy: bool) -> anyhow::Result<TestApp> {
         init_test_tracing();
         let nats = NatsServer::start().await?;
+        let proxy = if behind_proxy {
+            Some(CuttableProxy::start(&nats.url()).await?)
+        } else {
+            None
+        };
         let db = TestDb::create().await?;
         sqlx::migrate!("../projector/migrations")
             .run(&db.pool)
@@ -76,7 +96,9 @@ impl TestApp {
         let admin_key = format!("wdn_admin_test_{}", Uuid::new_v4().simple());
         let config = Config {
             common: CommonConfig {
-                nats_url: nats.url(),
+                nats_url: proxy
+                    .as_ref()
+                    .map_or_else(|| nats.url(), CuttableProxy::nats_url),
                 event_log: EventLogConfig::default(),
                 admin_key: admin_key.clone(),
                 log_format: LogFormat::Pretty,
@@ -89,6 +111,7 @@ impl TestApp {
             trusted_proxies: Vec::new(),
             funnel_parallelism: 2,
             max_streams_per_key: query_api::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
+            dashboard: query_api::config::DashboardConfig::default(),
         };
         let client = reqwest::Client::new();
         let (addr, shutdown) = start(config.clone(), &client).await?;
@@ -98,6 +121,8 @@ impl TestApp {
             client,
             config,
             db,
+            nats_url: nats.url(),
+            proxy,
             _nats: nats,
             shutdown,
         })

@@ -21,13 +21,17 @@ enum Next {
 }
 
 /// A minimal Server-Sent Events reader that also sees the end of the response.
-struct Sse {
+pub(crate) struct Sse {
     body: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     buffer: String,
 }
 
 impl Sse {
-    async fn open(app_url: &str, client: &reqwest::Client, key: &str) -> anyhow::Result<Sse> {
+    pub(crate) async fn open(
+        app_url: &str,
+        client: &reqwest::Client,
+        key: &str,
+    ) -> anyhow::Result<Sse> {
         let response = open_stream(app_url, client, key).await?;
         anyhow::ensure!(
             response.status() == StatusCode::OK,
@@ -69,7 +73,7 @@ impl Sse {
     }
 
     /// Asserts that the stream says `event: revoked` and then ends, both before `deadline`.
-    async fn ends_revoked(mut self, deadline: Instant) -> anyhow::Result<()> {
+    pub(crate) async fn ends_revoked(mut self, deadline: Instant) -> anyhow::Result<()> {
         let Next::Event { event, data } = self.next(deadline).await? else {
             anyhow::bail!("the stream ended without saying why");
         };

@@ -28,6 +28,10 @@ pub enum Quota {
     Dashboard,
     /// Public endpoints: 30 / minute per client IP.
     Public,
+    /// Dashboard sign-in attempts: 10 / minute per login (whether or not it exists).
+    SignInLogin,
+    /// Dashboard sign-in attempts: 30 / minute per client IP.
+    SignInIp,
 }
 
 impl Quota {
@@ -37,6 +41,8 @@ impl Quota {
             Quota::Plugin => 1000,
             Quota::Dashboard => 60,
             Quota::Public => 30,
+            Quota::SignInLogin => 10,
+            Quota::SignInIp => 30,
         }
     }
 
@@ -46,6 +52,8 @@ impl Quota {
             Quota::Plugin => "plugin",
             Quota::Dashboard => "dashboard",
             Quota::Public => "public",
+            Quota::SignInLogin => "signin-login",
+            Quota::SignInIp => "signin-ip",
         };
         let client: String = client
             .chars()

@@ -22,11 +22,14 @@ pub struct AccountLink {
     /// The player.
     pub player_uuid: Uuid,
     /// The platform, e.g. "discord".
+    #[schema(min_length = 1, max_length = 32, pattern = "^[^\\x00]*$")]
     pub platform: String,
     /// The player's id on that platform.
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub external_id: String,
     /// The player's name on that platform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub external_name: Option<String>,
     /// `link` or `unlink`.
     pub action: LinkAction,

@@ -15,28 +15,36 @@ pub struct AnticheatFlag {
     pub player_uuid: Uuid,
     /// The player's name at the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub player_name: Option<String>,
     /// The check that fired, e.g. "Reach".
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub check_name: String,
     /// The check's variant, e.g. "A".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub check_type: Option<String>,
     /// Violation level, >= 0.
+    #[schema(minimum = 0, maximum = 1e12)]
     pub violation_level: f64,
     /// Free-text detail from the anti-cheat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 0, max_length = 4096, pattern = "^[^\\x00]*$")]
     pub detail: Option<String>,
     /// The anti-cheat plugin, e.g. "grim".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub source_plugin: Option<String>,
     /// Whether the check is experimental.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_experimental: Option<bool>,
     /// The player's ping, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1e7)]
     pub ping_ms: Option<f64>,
     /// Server TPS at the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1000)]
     pub tps: Option<f64>,
     /// When it fired; the time of receipt when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -25,13 +25,16 @@ pub struct ChatEntry {
     pub player_uuid: Uuid,
     /// The speaker's name at the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub player_name: Option<String>,
     /// `chat` or `command`.
     pub entry_type: ChatEntryType,
     /// The text, 1..=4096 characters.
+    #[schema(min_length = 1, max_length = 4096, pattern = "^[^\\x00]*$")]
     pub message: String,
     /// Channel, e.g. "global" or "staff".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub channel: Option<String>,
     /// When it was sent; the time of receipt when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,9 @@ pub const MAX_PROPERTIES_DEPTH: usize = 64;
 pub struct CustomEvent {
     /// The player the event is tied to.
     pub player_uuid: Uuid,
-    /// `^[a-z0-9_]{1,64}$`, without a reserved prefix.
+    /// `^[a-z0-9_]{1,64}$`, without a reserved prefix (`session_`, `punish_`, `chat_`, `rank_`,
+    /// `block_`: those are the service's own).
+    #[schema(pattern = "^(?!session_|punish_|chat_|rank_|block_)[a-z0-9_]{1,64}$")]
     pub name: String,
     /// Any JSON object, stored as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -15,25 +15,32 @@ pub struct Heartbeat {
     /// UUID of the sending server.
     pub server_id: Uuid,
     /// Ticks per second, 0..=1000.
+    #[schema(minimum = 0, maximum = 1000)]
     pub tps: f64,
     /// Players online now, 0..=2147483647.
+    #[schema(minimum = 0, maximum = 2147483647)]
     pub player_count: i64,
     /// Player capacity, 0..=2147483647.
+    #[schema(minimum = 0, maximum = 2147483647)]
     pub max_players: i64,
     /// When the heartbeat was taken; the time of receipt when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<DateTime<Utc>>,
     /// Display name of the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub name: Option<String>,
     /// Server software and version, e.g. "Paper 1.21.4".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub version: Option<String>,
     /// Memory in use, MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1e9)]
     pub memory_used_mb: Option<f64>,
     /// Memory limit, MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1e9)]
     pub memory_max_mb: Option<f64>,
     /// False on a graceful shutdown; true when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

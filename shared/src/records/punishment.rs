@@ -52,6 +52,7 @@ pub struct Punishment {
     pub player_uuid: Uuid,
     /// The player's name at the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub player_name: Option<String>,
     /// `ban`, `mute`, `kick` or `warning`.
     #[serde(rename = "type")]
@@ -61,12 +62,14 @@ pub struct Punishment {
     pub action: PunishmentAction,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 0, max_length = 2048, pattern = "^[^\\x00]*$")]
     pub reason: Option<String>,
     /// The staff member who acted; absent for the console.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staff_uuid: Option<Uuid>,
     /// The staff member's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub staff_name: Option<String>,
     /// When it was issued (or revoked); the time of receipt when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,18 +83,22 @@ pub struct Punishment {
     pub ip_based: Option<bool>,
     /// Server group, or "global".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub scope: Option<String>,
     /// The punishment plugin, e.g. "litebans".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub source_plugin: Option<String>,
     /// That plugin's own id for the punishment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[^\\x00]*$")]
     pub external_id: Option<String>,
     /// For a revoke: the id of the punishment record to end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub punishment_id: Option<Uuid>,
     /// For a revoke: why it was revoked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 0, max_length = 2048, pattern = "^[^\\x00]*$")]
     pub revoke_reason: Option<String>,
 }
 

@@ -25,13 +25,16 @@ pub struct RankChange {
     pub player_uuid: Uuid,
     /// The player's name at the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub player_name: Option<String>,
     /// `add`, `remove` or `set`.
     pub action: RankAction,
     /// The group.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub group: String,
     /// The group before the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub previous_group: Option<String>,
     /// The server it applies to; absent means network-wide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,6 +44,7 @@ pub struct RankChange {
     pub staff_uuid: Option<Uuid>,
     /// That staff member's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub staff_name: Option<String>,
     /// When a temporary group ends (2000-01-01T00:00:00Z..=9999-12-31T23:59:59Z).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -27,6 +27,7 @@ pub struct Session {
     /// The player.
     pub player_uuid: Uuid,
     /// The player's name now.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub player_name: String,
     /// `join` or `quit`.
     pub event: SessionEvent,
@@ -35,6 +36,7 @@ pub struct Session {
     pub at: Option<DateTime<Utc>>,
     /// The player's client version, e.g. "1.21.4".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub client_version: Option<String>,
     /// The player's IP as sent. Never logged or stored: ingest replaces it by `ip_hash`.
     #[serde(default, skip_serializing)]

@@ -4,14 +4,20 @@
 //! `TEST_DATABASE_URL` before it runs `cargo test`.
 
 mod cluster;
+mod kv;
 mod nats;
 mod pg_cluster;
 mod postgres;
+mod proxy;
+mod route_families;
 
 pub use cluster::NatsCluster;
+pub use kv::erase_kv_key;
 pub use nats::NatsServer;
 pub use pg_cluster::PgCluster;
 pub use postgres::TestDb;
+pub use proxy::CuttableProxy;
+pub use route_families::check_route_families;
 
 /// A loopback TCP port that was free a moment ago (bind 127.0.0.1:0, read the port, drop).
 pub fn free_port() -> u16 {
