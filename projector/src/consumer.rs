@@ -8,7 +8,7 @@ use crate::checkpoint;
 use crate::error::ProjectorError;
 use crate::lag;
 use crate::leadership;
-use crate::projections::{self, ChunkOutcome, Delivered, ReadModel};
+use crate::projections::{self, ChunkOutcome, Delivered};
 use crate::startup::Projector;
 use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::consumer::pull::{Ordered, OrderedConfig};
@@ -215,7 +215,7 @@ impl Projector {
             messages = delivered.len()
         );
         let started = Instant::now();
-        let outcome = projections::apply_chunk(&self.pool, delivered, &ReadModel::ALL)
+        let outcome = projections::apply_chunk(&self.pool, delivered, projections::READ_MODELS)
             .instrument(span)
             .await?;
         metrics::histogram!("projector_batch_duration_seconds")

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use projector::parked::{self, Retried, Selection};
-use projector::projections::ReadModel;
+use projector::projections::{self, ReadModel};
 use projector::rebuild::{RebuildOptions, rebuild};
 use projector::{App, Config};
 use tokio_util::sync::CancellationToken;
@@ -32,7 +32,7 @@ enum Command {
     Rebuild {
         /// Rebuild only this read model (repeatable); every read model when absent.
         #[arg(long = "model", value_name = "NAME", value_parser = parse_model)]
-        models: Vec<ReadModel>,
+        models: Vec<&'static dyn ReadModel>,
         /// Log progress instead of drawing a progress bar.
         #[arg(long)]
         no_progress: bool,
@@ -65,9 +65,9 @@ enum ParkedCommand {
     },
 }
 
-fn parse_model(name: &str) -> Result<ReadModel, String> {
-    ReadModel::parse(name).ok_or_else(|| {
-        let known: Vec<&str> = ReadModel::ALL.iter().map(|m| m.name()).collect();
+fn parse_model(name: &str) -> Result<&'static dyn ReadModel, String> {
+    projections::by_name(name).ok_or_else(|| {
+        let known: Vec<&str> = projections::READ_MODELS.iter().map(|m| m.name()).collect();
         format!("unknown read model '{name}' (one of: {})", known.join(", "))
     })
 }

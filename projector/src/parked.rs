@@ -112,8 +112,9 @@ async fn retry_one(pool: &PgPool, sequence: u64) -> Result<Retried, ProjectorErr
         Err(error) => return Ok(Retried::Unreadable(error.to_string())),
     };
     // Models still before it (a rebuild in progress) will read it from the log themselves.
-    let targets: Vec<(ReadModel, u64)> = ReadModel::ALL
-        .into_iter()
+    let targets: Vec<(&'static dyn ReadModel, u64)> = projections::READ_MODELS
+        .iter()
+        .copied()
         .zip(checkpoints)
         .filter(|(_, checkpoint)| *checkpoint >= sequence)
         .map(|(model, _)| (model, 0))

@@ -56,7 +56,7 @@ pub enum RebuildError {
 #[derive(Debug, Clone, Default)]
 pub struct RebuildOptions {
     /// The read models to rebuild; every one when empty.
-    pub models: Vec<ReadModel>,
+    pub models: Vec<&'static dyn ReadModel>,
     /// Draw a progress bar on stderr (when it is a terminal; progress is logged otherwise).
     pub progress_bar: bool,
 }
@@ -65,7 +65,7 @@ pub struct RebuildOptions {
 #[derive(Debug, Clone)]
 pub struct RebuildReport {
     /// The read models swapped in.
-    pub models: Vec<ReadModel>,
+    pub models: Vec<&'static dyn ReadModel>,
     /// The stream sequence the swapped-in tables stand at.
     pub last_sequence: u64,
     /// How long the whole rebuild took.
@@ -82,8 +82,9 @@ pub async fn rebuild(
     shutdown: CancellationToken,
 ) -> anyhow::Result<RebuildReport> {
     let started = Instant::now();
-    let models: Vec<ReadModel> = ReadModel::ALL
-        .into_iter()
+    let models: Vec<&'static dyn ReadModel> = projections::READ_MODELS
+        .iter()
+        .copied()
         .filter(|m| options.models.is_empty() || options.models.contains(m))
         .collect();
     // Held for the whole rebuild; the lock ends with this session, even on a crash.
@@ -128,7 +129,7 @@ pub async fn rebuild(
 async fn replay_and_swap(
     config: &Config,
     options: &RebuildOptions,
-    models: &[ReadModel],
+    models: &[&'static dyn ReadModel],
     pool: &PgPool,
     copy: &TableCopy,
     shutdown: &CancellationToken,
@@ -273,6 +274,6 @@ fn is_lock_timeout(error: &anyhow::Error) -> bool {
     })
 }
 
-fn names(models: &[ReadModel]) -> Vec<&'static str> {
+fn names(models: &[&'static dyn ReadModel]) -> Vec<&'static str> {
     projections::names_of(models)
 }

@@ -3,8 +3,9 @@
 //! Written with one `INSERT ... SELECT FROM UNNEST` per [`ROWS_PER_STATEMENT`] rows; an id the
 //! account already has is kept as first stored, so a late retry or a replay changes nothing.
 
-use super::Positioned;
+use super::{Positioned, ReadModel};
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use shared::envelope::RecordBatch;
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -83,6 +84,28 @@ impl<'a> FlagColumns<'a> {
     /// True when there is no row.
     pub fn is_empty(&self) -> bool {
         self.id.is_empty()
+    }
+}
+
+/// Anti-cheat flags.
+#[derive(Debug, Clone, Copy)]
+pub struct AnticheatFlags;
+
+impl ReadModel for AnticheatFlags {
+    fn name(&self) -> &'static str {
+        "anticheat_flags"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["anticheat_flags"]
+    }
+
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(apply(conn, messages))
     }
 }
 

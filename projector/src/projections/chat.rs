@@ -7,8 +7,9 @@
 //! id the account already has is kept as first stored, so a late retry or a replay changes
 //! nothing.
 
-use super::Positioned;
+use super::{Positioned, ReadModel};
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use shared::envelope::RecordBatch;
 use shared::records::ChatEntryType;
 use sqlx::PgConnection;
@@ -94,6 +95,28 @@ impl<'a> ChatColumns<'a> {
     /// True when there is no row.
     pub fn is_empty(&self) -> bool {
         self.id.is_empty()
+    }
+}
+
+/// Chat messages and commands.
+#[derive(Debug, Clone, Copy)]
+pub struct Chat;
+
+impl ReadModel for Chat {
+    fn name(&self) -> &'static str {
+        "chat"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["chat_messages"]
+    }
+
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(apply(conn, messages))
     }
 }
 

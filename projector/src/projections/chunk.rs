@@ -35,7 +35,7 @@ pub(crate) struct ChunkOutcome {
 #[derive(Debug)]
 pub(crate) struct Refusal {
     /// The read model whose statement was refused (none of them keeps the message).
-    pub(crate) model: ReadModel,
+    pub(crate) model: &'static dyn ReadModel,
     /// PostgreSQL's (or the driver's) error.
     pub(crate) error: sqlx::Error,
 }
@@ -70,7 +70,7 @@ impl Refusal {
 pub(crate) async fn apply_chunk(
     pool: &PgPool,
     chunk: &[Delivered],
-    models: &[ReadModel],
+    models: &[&'static dyn ReadModel],
 ) -> Result<ChunkOutcome, ProjectorError> {
     let Some(last) = chunk.last() else {
         return Ok(ChunkOutcome::default());
@@ -121,7 +121,8 @@ pub(crate) async fn apply_chunk(
         }
     }
 
-    let targets: Vec<(ReadModel, u64)> = models.iter().copied().zip(checkpoints).collect();
+    let targets: Vec<(&'static dyn ReadModel, u64)> =
+        models.iter().copied().zip(checkpoints).collect();
     let refused = apply_isolated(&mut tx, &targets, &decoded).await?;
     let refused_at: BTreeSet<usize> = refused.iter().map(|(index, _)| *index).collect();
     for (index, positioned) in decoded.iter().enumerate() {
@@ -174,7 +175,7 @@ pub(crate) async fn apply_chunk(
 /// transaction is then unusable and must be dropped.
 pub(crate) async fn apply_isolated(
     conn: &mut PgConnection,
-    targets: &[(ReadModel, u64)],
+    targets: &[(&'static dyn ReadModel, u64)],
     messages: &[Positioned],
 ) -> Result<Vec<(usize, Refusal)>, ProjectorError> {
     let mut refused = Vec::new();
@@ -208,7 +209,7 @@ pub(crate) async fn apply_isolated(
 /// refused the data (the savepoint is rolled back and the transaction stays usable).
 async fn apply_part(
     conn: &mut PgConnection,
-    targets: &[(ReadModel, u64)],
+    targets: &[(&'static dyn ReadModel, u64)],
     messages: &[Positioned],
 ) -> Result<Result<(), Refusal>, ProjectorError> {
     let mut savepoint = conn.begin().await?;

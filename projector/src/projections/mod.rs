@@ -3,6 +3,12 @@
 //! Every read model has its own checkpoint, and one transaction applies a chunk to all of them:
 //! a model only gets the messages past its own checkpoint, so a model added later replays the
 //! log from the start while the others skip what they already hold.
+//!
+//! Adding a read model: a module here with a unit struct implementing [`ReadModel`] (its
+//! checkpoint name, its tables, its fold), its migration, and one line in [`READ_MODELS`]. The
+//! checkpoints, the consumer, `rebuild --model`, the parked retry and the tests that compare
+//! read models all take their models and tables from that list; `tests/projector/registry.rs`
+//! fails while a table of the schema belongs to no registered model.
 
 pub mod anticheat_flags;
 pub mod chat;
@@ -14,91 +20,80 @@ pub mod sessions;
 pub mod timeline;
 
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use shared::envelope::LogMessage;
+use sqlx::PgConnection;
 
 pub(crate) use chunk::{ChunkOutcome, apply_chunk, apply_isolated};
 
-/// A read model fed from the event log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadModel {
-    /// Custom and internal events, for listing, streaming and funnels ([`timeline`]).
-    Timeline,
-    /// Who each player is: names, first and last seen, rank, linked account ([`players`]).
-    Players,
-    /// Server status and TPS / player-count history from heartbeats ([`servers`]).
-    Servers,
-    /// Join/quit pairs per server, closed when a server goes offline ([`sessions`]).
-    Sessions,
-    /// Punishments issued, revoked and expiring ([`punishments`]).
-    Punishments,
-    /// Anti-cheat flags ([`anticheat_flags`]).
-    AnticheatFlags,
-    /// Chat messages and commands ([`chat`]).
-    Chat,
-}
+/// Every read model this build maintains, in the order a chunk applies them (a model comes
+/// after every model it [depends on](ReadModel::depends_on)). The only list of them.
+pub static READ_MODELS: &[&dyn ReadModel] = &[
+    &timeline::Timeline,
+    &players::Players,
+    &servers::Servers,
+    &sessions::Sessions,
+    &punishments::Punishments,
+    &anticheat_flags::AnticheatFlags,
+    &chat::Chat,
+];
 
-impl ReadModel {
-    /// Every read model this build maintains.
-    pub const ALL: [ReadModel; 7] = [
-        ReadModel::Timeline,
-        ReadModel::Players,
-        ReadModel::Servers,
-        ReadModel::Sessions,
-        ReadModel::Punishments,
-        ReadModel::AnticheatFlags,
-        ReadModel::Chat,
-    ];
-
-    /// Its row in `projection_checkpoints`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReadModel::Timeline => "timeline",
-            ReadModel::Players => "players",
-            ReadModel::Servers => "servers",
-            ReadModel::Sessions => "sessions",
-            ReadModel::Punishments => "punishments",
-            ReadModel::AnticheatFlags => "anticheat_flags",
-            ReadModel::Chat => "chat",
-        }
-    }
+/// A read model fed from the event log: one module of [`projections`](self), registered once
+/// in [`READ_MODELS`].
+///
+/// Object-safe (models are used as `&'static dyn ReadModel`), so `apply` returns a boxed
+/// future; an implementation is `Box::pin(apply(conn, messages))` over the module's fold.
+pub trait ReadModel: Send + Sync {
+    /// Its row in `projection_checkpoints`, and its name for `rebuild --model`.
+    fn name(&self) -> &'static str;
 
     /// The tables it writes, and no other model does: what a rebuild replaces.
-    pub fn tables(self) -> &'static [&'static str] {
-        match self {
-            ReadModel::Timeline => &["events"],
-            ReadModel::Players => &["players"],
-            ReadModel::Servers => &["servers", "server_samples", "server_minutes"],
-            ReadModel::Sessions => &["sessions", "session_server_heartbeats"],
-            ReadModel::Punishments => &["punishments", "punishment_revokes"],
-            ReadModel::AnticheatFlags => &["anticheat_flags"],
-            ReadModel::Chat => &["chat_messages"],
-        }
+    fn tables(&self) -> &'static [&'static str];
+
+    /// The models (by [`name`](ReadModel::name)) whose tables its fold reads, so must be
+    /// applied before it. None so far: every fold reads only its own tables and `public` ones
+    /// no model writes (`account_settings`).
+    fn depends_on(&self) -> &'static [&'static str] {
+        &[]
     }
 
-    /// The model named `name` (its checkpoint name, e.g. `players`).
-    pub fn parse(name: &str) -> Option<ReadModel> {
-        ReadModel::ALL
-            .into_iter()
-            .find(|model| model.name() == name)
-    }
+    /// Applies `messages` (all past this model's checkpoint, in log order) inside the caller's
+    /// transaction; returns how many rows it wrote. Table names are unqualified, so the
+    /// connection's `search_path` decides where they go (see [`crate::rebuild`]).
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>>;
+}
 
-    /// Applies `messages` (all past this model's checkpoint) inside the chunk's transaction;
-    /// returns how many rows it wrote.
-    async fn apply(
-        self,
-        conn: &mut sqlx::PgConnection,
-        messages: &[&Positioned],
-    ) -> Result<u64, sqlx::Error> {
-        match self {
-            ReadModel::Timeline => timeline::apply(conn, messages).await,
-            ReadModel::Players => players::apply(conn, messages).await,
-            ReadModel::Servers => servers::apply(conn, messages).await,
-            ReadModel::Sessions => sessions::apply(conn, messages).await,
-            ReadModel::Punishments => punishments::apply(conn, messages).await,
-            ReadModel::AnticheatFlags => anticheat_flags::apply(conn, messages).await,
-            ReadModel::Chat => chat::apply(conn, messages).await,
-        }
+/// A model shows as its name (in logs, errors and test failures).
+impl std::fmt::Debug for dyn ReadModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
+}
+
+/// Models are the same when their checkpoint names are (names are unique: see the tests).
+impl PartialEq for dyn ReadModel {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for dyn ReadModel {}
+
+/// The registered model named `name` (its checkpoint name, e.g. `players`).
+pub fn by_name(name: &str) -> Option<&'static dyn ReadModel> {
+    READ_MODELS
+        .iter()
+        .copied()
+        .find(|model| model.name() == name)
+}
+
+/// Every table a registered read model writes, model by model in registry order.
+pub fn tables() -> impl Iterator<Item = &'static str> {
+    READ_MODELS.iter().flat_map(|model| model.tables()).copied()
 }
 
 /// `0..len` as consecutive ranges of at most `size` rows: one bounded UNNEST statement each.
@@ -114,11 +109,11 @@ pub(crate) fn statement_ranges(
 
 /// The checkpoint names of every read model.
 pub(crate) fn checkpoint_names() -> Vec<&'static str> {
-    names_of(&ReadModel::ALL)
+    names_of(READ_MODELS)
 }
 
 /// The checkpoint names of `models`, in the same order.
-pub(crate) fn names_of(models: &[ReadModel]) -> Vec<&'static str> {
+pub(crate) fn names_of(models: &[&'static dyn ReadModel]) -> Vec<&'static str> {
     models.iter().map(|model| model.name()).collect()
 }
 
@@ -141,6 +136,10 @@ pub struct Positioned {
     /// The message.
     pub message: LogMessage,
 }
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod registry_tests;
 
 #[cfg(test)]
 mod statement_ranges_tests {

@@ -17,7 +17,8 @@ mod fold;
 
 pub use fold::{Change, PlayerKey, PlayerRow, Sighting, fold, sightings_of};
 
-use super::Positioned;
+use super::{Positioned, ReadModel};
+use futures::future::BoxFuture;
 use sqlx::PgConnection;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
@@ -25,6 +26,28 @@ use uuid::Uuid;
 
 /// Rows per statement: batched, yet bounded so one statement's parameters stay small.
 const ROWS_PER_STATEMENT: usize = 2_000;
+
+/// Who each player is: names, first and last seen, rank, linked account.
+#[derive(Debug, Clone, Copy)]
+pub struct Players;
+
+impl ReadModel for Players {
+    fn name(&self) -> &'static str {
+        "players"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["players"]
+    }
+
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(apply(conn, messages))
+    }
+}
 
 /// Folds the player records of `messages` into `players`; returns the rows written.
 pub(crate) async fn apply(

@@ -19,7 +19,8 @@ mod fold;
 
 pub use fold::{Beat, Folded, SAMPLE_RETENTION, Sample, ServerKey, ServerRow, beats_of, fold};
 
-use super::Positioned;
+use super::{Positioned, ReadModel};
+use futures::future::BoxFuture;
 use sqlx::PgConnection;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{LazyLock, Mutex};
@@ -37,6 +38,28 @@ const PRUNE_ROWS_PER_SERVER: i64 = 10_000;
 
 /// When this process last pruned samples.
 static LAST_PRUNED: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Server status and TPS / player-count history from heartbeats.
+#[derive(Debug, Clone, Copy)]
+pub struct Servers;
+
+impl ReadModel for Servers {
+    fn name(&self) -> &'static str {
+        "servers"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["servers", "server_samples", "server_minutes"]
+    }
+
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(apply(conn, messages))
+    }
+}
 
 /// Folds the heartbeats of `messages` into the servers tables; returns the rows written.
 pub(crate) async fn apply(

@@ -44,14 +44,37 @@ pub use fold::{
 };
 pub use happenings::{Happening, happenings_of};
 
-use super::Positioned;
+use super::{Positioned, ReadModel};
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use sqlx::PgConnection;
 use std::collections::BTreeSet;
 use uuid::Uuid;
 
 /// Keys or rows per statement: batched, yet bounded so one statement's parameters stay small.
 const ROWS_PER_STATEMENT: usize = 2_000;
+
+/// Join/quit pairs per server, closed when a server goes offline.
+#[derive(Debug, Clone, Copy)]
+pub struct Sessions;
+
+impl ReadModel for Sessions {
+    fn name(&self) -> &'static str {
+        "sessions"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["sessions", "session_server_heartbeats"]
+    }
+
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(apply(conn, messages))
+    }
+}
 
 /// Folds the session and heartbeat records of `messages` into the sessions tables; returns
 /// the rows written.

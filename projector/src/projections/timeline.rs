@@ -1,13 +1,36 @@
 //! The event timeline read model: the rows of `events`, mapped from log messages by
 //! [`shared::timeline::events_of`] (shared with query-api's live stream, so both agree).
 
-use super::Positioned;
+use super::{Positioned, ReadModel};
+use futures::future::BoxFuture;
 use shared::timeline::{TimelineEvent, events_of};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
 /// Rows per INSERT: batched, yet bounded so one statement's parameters stay small.
 const ROWS_PER_STATEMENT: usize = 2_000;
+
+/// The event timeline: custom and internal events, for listing, streaming and funnels.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeline;
+
+impl ReadModel for Timeline {
+    fn name(&self) -> &'static str {
+        "timeline"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["events"]
+    }
+
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(apply(conn, messages))
+    }
+}
 
 /// Inserts the timeline rows of `messages`; an event id the account already has is kept as
 /// first stored (a late retry, or a replay). Returns the rows inserted.

@@ -48,7 +48,10 @@ pub(super) async fn drop_leftovers(pool: &PgPool) -> Result<(), sqlx::Error> {
 impl TableCopy {
     /// Creates the schema, an empty copy of every table of `models`, and the copy's own
     /// checkpoints at 0, in one transaction.
-    pub(super) async fn create(pool: &PgPool, models: &[ReadModel]) -> Result<Self, sqlx::Error> {
+    pub(super) async fn create(
+        pool: &PgPool,
+        models: &[&'static dyn ReadModel],
+    ) -> Result<Self, sqlx::Error> {
         let stamp = chrono::Utc::now().format("%Y%m%d_%H%M%S_%3f");
         let copy = TableCopy {
             schema: format!("rebuild_{stamp}"),

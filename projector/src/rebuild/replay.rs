@@ -13,7 +13,7 @@ pub(super) type Chunk = Vec<Result<async_nats::jetstream::Message, OrderedError>
 /// The replay's state: where the copy stands and how it is shown.
 pub(super) struct Replay<'a> {
     pub(super) pool: &'a PgPool,
-    pub(super) models: &'a [ReadModel],
+    pub(super) models: &'a [&'static dyn ReadModel],
     pub(super) position: u64,
     pub(super) bar: ProgressBar,
     pub(super) logged_at: Instant,

@@ -13,6 +13,7 @@ mod players;
 mod punishments;
 mod read_models_replay;
 mod rebuild;
+mod registry;
 mod replay_property;
 mod servers;
 mod sessions;

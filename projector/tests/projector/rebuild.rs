@@ -5,7 +5,7 @@ use crate::harness::{Harness, table_checksum};
 use crate::workload::{
     Workload, assert_same_read_models, checkpoints, contents, every_checkpoint_at, fresh_fold,
 };
-use projector::projections::ReadModel;
+use projector::projections::{self, ReadModel};
 use projector::rebuild::{RebuildError, RebuildOptions, rebuild};
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -240,18 +240,18 @@ async fn rebuilding_twice_is_identical_and_one_model_rebuilds_alone() -> anyhow:
     // One model alone: its table is new (fresh row versions), every other one untouched.
     let versions = |pool: PgPool| async move {
         let mut sums = Vec::new();
-        for table in crate::replay_property::READ_MODEL_TABLES {
+        for table in projector::projections::tables() {
             sums.push((table, table_checksum(&pool, table).await?));
         }
         anyhow::Ok(sums)
     };
     let old = versions(h.pool().clone()).await?;
     let options = RebuildOptions {
-        models: vec![ReadModel::Players],
+        models: vec![&projections::players::Players as &dyn ReadModel],
         progress_bar: false,
     };
     let report = rebuild(&h.config, &options, CancellationToken::new()).await?;
-    assert_eq!(report.models, [ReadModel::Players]);
+    assert_eq!(report.models, [projections::by_name("players").unwrap()]);
     let new = versions(h.pool().clone()).await?;
     for ((table, old), (_, new)) in old.iter().zip(&new) {
         if *table == "players" {

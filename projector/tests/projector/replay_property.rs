@@ -11,21 +11,6 @@ use shared::envelope::{LogMessage, RecordBatch};
 use shared::records::RecordKind;
 use sqlx::PgPool;
 
-/// Every table a read model writes, each checksummed before and after the replay.
-pub(crate) const READ_MODEL_TABLES: [&str; 11] = [
-    "events",
-    "players",
-    "sessions",
-    "session_server_heartbeats",
-    "servers",
-    "server_samples",
-    "server_minutes",
-    "punishments",
-    "punishment_revokes",
-    "anticheat_flags",
-    "chat_messages",
-];
-
 /// Publishes `message` on its subject; returns its stream sequence.
 async fn publish(h: &Harness, message: &LogMessage) -> anyhow::Result<u64> {
     let name = match &message.batch {
@@ -80,8 +65,9 @@ struct TableSum {
 
 async fn checksums(pool: &PgPool) -> anyhow::Result<Vec<TableSum>> {
     let mut sums = Vec::new();
-    for table in READ_MODEL_TABLES {
-        // The table names are constants above, so formatting them in is safe.
+    // Every table a registered read model writes.
+    for table in projector::projections::tables() {
+        // The table names are the models' constants, so formatting them in is safe.
         let (rows, values): (i64, String) = sqlx::query_as(&format!(
             "SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), ''))
              FROM {table} t"

@@ -2,7 +2,6 @@
 //! JetStream acknowledged, and the check "equal to a fresh fold of the same stream".
 
 use crate::harness::{Harness, eventually};
-use crate::replay_property::READ_MODEL_TABLES;
 use chrono::{DateTime, Duration, Utc};
 use projector::Projector;
 use serde_json::{Value, json};
@@ -224,8 +223,8 @@ pub(crate) async fn fresh_fold(h: &Harness, last: u64) -> anyhow::Result<TestDb>
 /// `(table, rows, digest of every row's values)` for every read-model table.
 pub(crate) async fn contents(pool: &PgPool) -> anyhow::Result<Vec<(&'static str, i64, String)>> {
     let mut sums = Vec::new();
-    for table in READ_MODEL_TABLES {
-        // The table names are constants, so formatting them in is safe.
+    for table in projector::projections::tables() {
+        // The table names are the models' constants, so formatting them in is safe.
         let (rows, digest): (i64, String) = sqlx::query_as(&format!(
             "SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), ''))
              FROM {table} t"
