@@ -9,7 +9,8 @@
 #   logs/        stack.log, demo-fleet.log
 #   ports.env    chosen ports, reused on restart
 #   secrets.env  ADMIN_KEY, IP_HASH_KEY (chmod 600), reused on restart
-#   stack.env    BASE_URL, ADMIN_KEY, ACCOUNT_ID, PLUGIN_KEY, DASHBOARD_KEY (chmod 600)
+#   stack.env    BASE_URL, ADMIN_KEY, ACCOUNT_ID, PLUGIN_KEY, DASHBOARD_KEY, DASHBOARD_LOGIN,
+#                DASHBOARD_PASSWORD (chmod 600)
 #   stack.pid    pid of target/release/stack
 #   demo-fleet.pid  pid of target/release/demo-fleet (up.sh --demo)
 

@@ -177,6 +177,36 @@ else
         '{"kind":"dashboard","label":"demo dashboard"}' | json_field key)"
 fi
 
+# The demo owner: a person who signs in to the dashboard at $BASE_URL (API keys are for bots).
+# Reused while stack.env still holds a login and password that sign in; otherwise a new owner
+# with a random password (an old owner whose password is lost gets a suffixed login instead).
+DASHBOARD_LOGIN=""
+DASHBOARD_PASSWORD=""
+if [[ -f "$STACK_ENV" ]]; then
+    DASHBOARD_LOGIN="$(sed -n "s/^DASHBOARD_LOGIN=//p" "$STACK_ENV" | tr -d "'\"")"
+    DASHBOARD_PASSWORD="$(sed -n "s/^DASHBOARD_PASSWORD=//p" "$STACK_ENV" | tr -d "'\"")"
+fi
+# member_listed LOGIN: true when the demo account has a member with that login.
+member_listed() {
+    admin_api GET "/api/admin/accounts/$ACCOUNT_ID/members" | python3 -c '
+import json, sys
+items = json.load(sys.stdin).get("items", [])
+sys.exit(0 if any(m.get("login") == sys.argv[1] for m in items) else 1)' "$1"
+}
+if [[ -n "$DASHBOARD_LOGIN" && -n "$DASHBOARD_PASSWORD" ]] && member_listed "$DASHBOARD_LOGIN"; then
+    log "reusing dashboard owner $DASHBOARD_LOGIN from $STACK_ENV"
+else
+    DASHBOARD_LOGIN="owner@demo.local"
+    if member_listed "$DASHBOARD_LOGIN"; then
+        DASHBOARD_LOGIN="owner-$(random_hex 3)@demo.local"
+    fi
+    DASHBOARD_PASSWORD="$(random_hex 12)"
+    log "creating dashboard owner $DASHBOARD_LOGIN"
+    admin_api POST "/api/admin/accounts/$ACCOUNT_ID/members" \
+        "{\"login\":\"$DASHBOARD_LOGIN\",\"display_name\":\"Demo Owner\",\"role\":\"owner\",\"password\":\"$DASHBOARD_PASSWORD\"}" \
+        >/dev/null
+fi
+
 (
     umask 077
     {
@@ -186,6 +216,8 @@ fi
         printf 'ACCOUNT_ID=%q\n' "$ACCOUNT_ID"
         printf 'PLUGIN_KEY=%q\n' "$PLUGIN_KEY"
         printf 'DASHBOARD_KEY=%q\n' "$DASHBOARD_KEY"
+        printf 'DASHBOARD_LOGIN=%q\n' "$DASHBOARD_LOGIN"
+        printf 'DASHBOARD_PASSWORD=%q\n' "$DASHBOARD_PASSWORD"
         printf 'NATS_URL=%q\n' "$NATS_URL"
         printf 'DATABASE_URL=%q\n' "$DATABASE_URL"
     } >"$STACK_ENV"
@@ -200,6 +232,7 @@ The local stack is up.
   account:        $ACCOUNT_ID (Demo Network)
   plugin key:     $PLUGIN_KEY
   dashboard key:  $DASHBOARD_KEY
+  dashboard:      $BASE_URL/ (sign in as $DASHBOARD_LOGIN, password $DASHBOARD_PASSWORD)
   all of these:   $STACK_ENV (source it)
 
 Try:

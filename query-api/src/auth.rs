@@ -5,6 +5,8 @@
 //! | admin | [`AdminCaller`] | the operator's admin key | none |
 //! | dashboard (and the live stream) | [`DashboardCaller`] | a dashboard key; `.0.account_id` scopes every read | 60/min per key; a stream counts once, when it opens |
 //! | public | [`PublicClient`] | anyone | 30/min per client IP |
+//! | dashboard pages | [`SignedIn`](crate::pages::gate::SignedIn) | a team member's session cookie; state-changing requests same-origin only | none (sign-in has its own: 10/min per login, 30/min per IP) |
+//! | sign-in and invite pages | [`Visitor`](crate::pages::gate::Visitor) | anyone; state-changing requests same-origin only | none here (see above) |
 //!
 //! Each family's routes are a router of its own type ([`AdminRoutes`], ...), mounted in
 //! `routes::router` behind its gate. The documentation pages (`/api/docs`, `/events` and its
@@ -40,7 +42,13 @@ pub struct DashboardCaller(pub Caller);
 #[derive(Debug, Clone, Copy)]
 pub struct PublicClient(pub IpAddr);
 
-shared::gated_callers!(AppState: AdminCaller, DashboardCaller, PublicClient);
+shared::gated_callers!(
+    AppState: AdminCaller,
+    DashboardCaller,
+    PublicClient,
+    crate::pages::gate::SignedIn,
+    crate::pages::gate::Visitor,
+);
 
 impl Family<AppState> for AdminCaller {
     async fn admit(parts: &Parts, state: &AppState) -> Result<Self, Response> {
@@ -68,24 +76,25 @@ impl Family<AppState> for DashboardCaller {
     }
 }
 
+/// The client behind a request: the socket peer, or what a trusted proxy says it saw.
+pub fn request_client_ip(parts: &Parts, state: &AppState) -> IpAddr {
+    let peer = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip())
+        .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    // Every line of the header, in order; one that is not text stops the walk there.
+    let forwarded = parts
+        .headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .map(|v| v.to_str().unwrap_or("?"));
+    client_ip(peer, forwarded, &state.trusted_proxies)
+}
+
 impl Family<AppState> for PublicClient {
     async fn admit(parts: &Parts, state: &AppState) -> Result<Self, Response> {
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|info| info.0.ip())
-            .unwrap_or(IpAddr::from([0, 0, 0, 0]));
-        // Every line of the header, in order; one that is not text stops the walk there.
-        let forwarded = parts
-            .headers
-            .get_all("x-forwarded-for")
-            .iter()
-            .map(|v| v.to_str().unwrap_or("?"));
-        Ok(PublicClient(client_ip(
-            peer,
-            forwarded,
-            &state.trusted_proxies,
-        )))
+        Ok(PublicClient(request_client_ip(parts, state)))
     }
 
     fn meter<'a>(&self, state: &'a AppState) -> Option<Meter<'a>> {

@@ -3,7 +3,6 @@
 
 use crate::key_store::{KeyStore, check_new_key};
 use crate::startup::{connect_postgres, key_bucket};
-use anyhow::Context;
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 use serde_json::json;
@@ -31,6 +30,9 @@ pub enum Command {
     /// Manage API keys (DATABASE_URL, NATS_URL, KEY_BUCKET).
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Manage an account's dashboard team (DATABASE_URL).
+    #[command(subcommand)]
+    Member(crate::team::cli::MemberCommand),
 }
 
 /// `accounts ...`.
@@ -91,11 +93,8 @@ async fn key_store_from_env() -> anyhow::Result<KeyStore> {
         ..defaults
     };
     let pool = connect_postgres(&required("DATABASE_URL")?).await?;
-    let nats_url = or_default("NATS_URL", "nats://127.0.0.1:4222".to_owned())?;
-    let nats = async_nats::connect(shared::config::nats_servers(&nats_url))
-        .await
-        .with_context(|| format!("connecting to NATS at {nats_url}"))?;
-    let bucket = key_bucket(&async_nats::jetstream::new(nats), &event_log).await?;
+    let nats = shared::nats::connect("query-api-cli", &shared::config::nats_url()?).await?;
+    let bucket = key_bucket(&async_nats::jetstream::new(nats.client), &event_log).await?;
     Ok(KeyStore::new(pool, bucket))
 }
 
@@ -106,9 +105,15 @@ fn print(value: &impl Serialize) -> anyhow::Result<()> {
 
 /// Runs a management command (anything but `serve`).
 pub async fn run(command: Command) -> anyhow::Result<()> {
+    if let Command::Member(command) = command {
+        let pool = connect_postgres(&required("DATABASE_URL")?).await?;
+        return print(&crate::team::cli::run(&pool, command).await?);
+    }
     let store = key_store_from_env().await?;
     match command {
-        Command::Serve => anyhow::bail!("`serve` is not a management command"),
+        Command::Serve | Command::Member(_) => {
+            anyhow::bail!("`serve` is not a management command")
+        }
         Command::Accounts(AccountsCommand::Create { name }) => {
             print(&store.create_account(&name).await?)
         }

@@ -1,21 +1,27 @@
 //! The service's settings, read from the environment.
 
-use shared::config::{CommonConfig, ConfigError, or_default, required};
+use shared::config::{
+    CommonConfig, ConfigError, admin_key, optional_secret, optional_url, or_default, required_url,
+};
 use shared::rate_limit::TrustedProxy;
+use shared::secret::{DatabaseUrl, SecretString};
 use std::net::SocketAddr;
 
-/// Where query-api listens and what it connects to.
-#[derive(Clone)]
+/// Where query-api listens and what it connects to. `Debug` shows no secret (keys and URL
+/// passwords redacted).
+#[derive(Debug, Clone)]
 pub struct Config {
-    /// NATS, the event log, the key bucket and the admin key.
+    /// NATS, the event log, the key bucket and how HTTP is served.
     pub common: CommonConfig,
+    /// `ADMIN_KEY`: the operator's secret for the admin API.
+    pub admin_key: SecretString,
     /// `BIND_ADDR` (default `127.0.0.1:8082`); port 0 picks a free port.
     pub bind_addr: SocketAddr,
     /// `DATABASE_URL`: the PostgreSQL the projector writes.
-    pub database_url: String,
+    pub database_url: DatabaseUrl,
     /// `READ_DATABASE_URL`: optional streaming replica for dashboard and events reads. A
     /// replica trails the primary by its replication lag, on top of the projector's.
-    pub read_database_url: Option<String>,
+    pub read_database_url: Option<DatabaseUrl>,
     /// `TRUSTED_PROXIES`: comma-separated addresses or CIDRs whose `X-Forwarded-For` names
     /// the client for the public quota (default none: the socket peer is the client).
     pub trusted_proxies: Vec<TrustedProxy>,
@@ -37,8 +43,9 @@ pub struct DashboardConfig {
     /// `COOKIE_SECURE` (default true).
     pub sessions: crate::team::sessions::SessionPolicy,
     /// `IP_HASH_KEY`: the key of the audit log's IP hashes (the same secret ingest hashes
-    /// player IPs with). Optional here: without it a key derived from `ADMIN_KEY` is used.
-    pub ip_hash_key: Option<String>,
+    /// player IPs with). Optional here: without it each process uses a random key, and hashes
+    /// then compare only within one process's lifetime.
+    pub ip_hash_key: Option<SecretString>,
 }
 
 impl DashboardConfig {
@@ -62,7 +69,7 @@ impl DashboardConfig {
                 absolute: seconds("SESSION_ABSOLUTE_SECONDS", defaults.absolute)?,
                 cookie_secure: or_default("COOKIE_SECURE", true)?,
             },
-            ip_hash_key: std::env::var("IP_HASH_KEY").ok().filter(|k| !k.is_empty()),
+            ip_hash_key: optional_secret("IP_HASH_KEY"),
         })
     }
 }
@@ -71,7 +78,10 @@ impl std::fmt::Debug for DashboardConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DashboardConfig")
             .field("sessions", &self.sessions)
-            .field("ip_hash_key", &self.ip_hash_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "ip_hash_key",
+                &self.ip_hash_key.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
@@ -85,11 +95,10 @@ impl Config {
     pub fn from_env() -> anyhow::Result<Config> {
         Ok(Config {
             common: CommonConfig::from_env()?,
+            admin_key: admin_key()?,
             bind_addr: or_default("BIND_ADDR", DEFAULT_BIND_ADDR)?,
-            database_url: required("DATABASE_URL")?,
-            read_database_url: std::env::var("READ_DATABASE_URL")
-                .ok()
-                .filter(|url| !url.is_empty()),
+            database_url: required_url("DATABASE_URL")?,
+            read_database_url: optional_url("READ_DATABASE_URL"),
             trusted_proxies: trusted_proxies()?,
             funnel_parallelism: funnel_parallelism()?,
             max_streams_per_key: max_streams_per_key()?,
@@ -138,17 +147,48 @@ fn trusted_proxies() -> Result<Vec<TrustedProxy>, ConfigError> {
         .collect()
 }
 
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The database URL may carry a password.
-        f.debug_struct("Config")
-            .field("common", &self.common)
-            .field("bind_addr", &self.bind_addr)
-            .field("database_url", &"<redacted>")
-            .field("trusted_proxies", &self.trusted_proxies)
-            .field("funnel_parallelism", &self.funnel_parallelism)
-            .field("max_streams_per_key", &self.max_streams_per_key)
-            .field("dashboard", &self.dashboard)
-            .finish()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::event_log::EventLogConfig;
+    use shared::serve::ServeLimits;
+    use shared::telemetry::LogFormat;
+    use std::time::Duration;
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let config = Config {
+            common: CommonConfig {
+                nats_url: "nats://query:nats-pass-2718@nats:4222".into(),
+                event_log: EventLogConfig::default(),
+                log_format: LogFormat::Json,
+                serve: ServeLimits::default(),
+                key_usage_flush: Duration::from_secs(30),
+            },
+            admin_key: "wdn_admin_fedcba9876543210".into(),
+            bind_addr: DEFAULT_BIND_ADDR,
+            database_url: "postgres://query:pg-pass-1618@db/warden".into(),
+            read_database_url: Some(
+                "postgres://reader@replica/warden?password=replica-pass-1414".into(),
+            ),
+            trusted_proxies: Vec::new(),
+            funnel_parallelism: 2,
+            max_streams_per_key: 20,
+            dashboard: DashboardConfig {
+                ip_hash_key: Some("audit-ip-key-5a5a".into()),
+                ..DashboardConfig::default()
+            },
+        };
+        let shown = format!("{config:?} {config:#?}");
+        for secret in [
+            "nats-pass-2718",
+            "wdn_admin_fedcba9876543210",
+            "pg-pass-1618",
+            "replica-pass-1414",
+            "audit-ip-key-5a5a",
+        ] {
+            assert!(!shown.contains(secret), "{secret} printed in {shown}");
+        }
+        assert!(shown.contains("replica/warden?password=***"), "{shown}");
     }
 }

@@ -79,7 +79,8 @@ impl ApiError {
         ApiError::Unreadable(Box::new(problem))
     }
 
-    fn to_problem(&self) -> Problem {
+    /// The problem details this error answers with (the pages show its title and detail).
+    pub fn to_problem(&self) -> Problem {
         match self {
             ApiError::Auth { error, needed } => Problem::from_auth(*error, *needed),
             ApiError::Unreadable(problem) => (**problem).clone(),

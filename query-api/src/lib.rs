@@ -10,9 +10,12 @@ pub mod fanout;
 pub mod funnel;
 pub mod key_store;
 pub mod open_streams;
+pub mod pages;
+pub mod queries;
 pub mod routes;
 pub mod startup;
 pub mod state;
+pub mod team;
 
 pub use config::Config;
 pub use startup::{App, QueryApi};

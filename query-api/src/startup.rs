@@ -15,6 +15,7 @@ use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
 use shared::rate_limit::Limiter;
 use shared::serve::{ServeLimits, serve};
+use shared::shutdown::within_deadline;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
@@ -22,9 +23,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-
-/// How long in-flight requests get to finish after shutdown is requested.
-const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Everything the service serves, built but not yet listening.
 pub struct QueryApi {
@@ -49,15 +47,14 @@ impl QueryApi {
                 .context("connecting READ_DATABASE_URL")?,
             None => pool.clone(),
         };
-        let nats = async_nats::ConnectOptions::new()
-            .name("query-api")
-            .connect(config.common.nats_servers())
-            .await
-            .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
+        let nats = shared::nats::connect("query-api", &config.common.nats_url)
+            .await?
+            .client;
         let js = jetstream::new(nats.clone());
-        check_event_stream(&js, &config.common.event_log).await?;
+        shared::nats::open_event_stream(&js, &config.common.event_log).await?;
         let bucket = key_bucket(&js, &config.common.event_log).await?;
-        let rates = open_bucket(&js, config.common.event_log.rate_bucket_config()).await?;
+        let rates =
+            shared::nats::open_bucket(&js, config.common.event_log.rate_bucket_config()).await?;
 
         let key_store = KeyStore::new(pool.clone(), bucket.clone());
         let reconciled = key_store
@@ -70,7 +67,7 @@ impl QueryApi {
             "key bucket reconciled"
         );
 
-        let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
+        let keys = Arc::new(KeyDirectory::new(config.admin_key.expose()));
         let streams = OpenStreams::new(config.max_streams_per_key);
         DirectorySync::new(nats.clone(), bucket, keys.clone())
             .with_endings(streams.clone())
@@ -118,18 +115,19 @@ impl QueryApi {
     }
 }
 
-/// The audit log's IP hasher: `IP_HASH_KEY` when set, else a key derived from `ADMIN_KEY`
-/// (both secrets of the operator; the derivation keeps the admin key itself out of the hash).
+/// The audit log's IP hasher: keyed with `IP_HASH_KEY` when set (the deployment's secret, so
+/// hashes compare across replicas and restarts); else with a random key of this process, so
+/// the hashes only compare within its lifetime (logged once at start).
 fn audit_ip_hasher(config: &Config) -> shared::records::IpHasher {
-    use sha2::{Digest, Sha256};
     match &config.dashboard.ip_hash_key {
-        Some(key) => shared::records::IpHasher::new(key.as_bytes()),
+        Some(key) => shared::records::IpHasher::new(key.expose().as_bytes()),
         None => {
-            let derived = Sha256::new()
-                .chain_update(b"warden audit ip hash key\0")
-                .chain_update(config.common.admin_key.as_bytes())
-                .finalize();
-            shared::records::IpHasher::new(&derived)
+            tracing::warn!(
+                "IP_HASH_KEY is not set: the audit log's address hashes use a key of this \
+                 process only and will not match across replicas or restarts"
+            );
+            let key: [u8; 32] = rand::random();
+            shared::records::IpHasher::new(&key)
         }
     }
 }
@@ -144,41 +142,12 @@ pub async fn connect_postgres(url: &str) -> anyhow::Result<PgPool> {
         .context("connecting to PostgreSQL (DATABASE_URL)")
 }
 
-/// Gets or creates the event stream and refuses to go on if it is not shaped as required.
-async fn check_event_stream(js: &jetstream::Context, cfg: &EventLogConfig) -> anyhow::Result<()> {
-    let mut stream = js
-        .get_or_create_stream(cfg.stream_config())
-        .await
-        .with_context(|| format!("getting or creating the event stream '{}'", cfg.stream))?;
-    let info = stream
-        .info()
-        .await
-        .context("reading the event stream's configuration")?;
-    cfg.check(&info.config)
-        .map_err(|mismatch| anyhow::anyhow!("{mismatch}"))
-}
-
 /// Gets the key bucket, creating it when it does not exist yet.
 pub async fn key_bucket(
     js: &jetstream::Context,
     cfg: &EventLogConfig,
 ) -> anyhow::Result<kv::Store> {
-    open_bucket(js, cfg.key_bucket_config()).await
-}
-
-/// Opens a KV bucket, creating it when it does not exist yet (another service may race us).
-async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> anyhow::Result<kv::Store> {
-    if let Ok(bucket) = js.get_key_value(&config.bucket).await {
-        return Ok(bucket);
-    }
-    let name = config.bucket.clone();
-    match js.create_key_value(config).await {
-        Ok(bucket) => Ok(bucket),
-        Err(_) => js
-            .get_key_value(&name)
-            .await
-            .with_context(|| format!("opening the bucket '{name}'")),
-    }
+    shared::nats::open_bucket(js, cfg.key_bucket_config()).await
 }
 
 fn readiness(pool: PgPool, nats: async_nats::Client, keys: Arc<KeyDirectory>) -> Readiness {
@@ -246,18 +215,12 @@ impl App {
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
-    /// Serves until `shutdown`, then gives in-flight requests [`SHUTDOWN_DEADLINE`] to finish.
+    /// Serves until `shutdown`, then gives in-flight requests the shutdown deadline
+    /// ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
-        tokio::select! {
-            served = server => served.context("serving HTTP"),
-            () = async {
-                shutdown.cancelled().await;
-                tokio::time::sleep(SHUTDOWN_DEADLINE).await;
-            } => {
-                tracing::warn!("in-flight requests did not finish within the shutdown deadline");
-                Ok(())
-            }
-        }
+        within_deadline("query-api's in-flight requests", &shutdown, server)
+            .await
+            .context("serving HTTP")
     }
 }

@@ -57,9 +57,8 @@ impl TestStack {
             ..EventLogConfig::default()
         };
         let common = CommonConfig {
-            nats_url: nats.url(),
+            nats_url: nats.url().into(),
             event_log: event_log.clone(),
-            admin_key: admin_key.clone(),
             log_format: LogFormat::Pretty,
             serve: shared::serve::ServeLimits::default(),
             // Short, so a test sees `last_used_at` soon after a key is used.
@@ -69,6 +68,7 @@ impl TestStack {
         let config = StackConfig {
             ingest: ingest::Config {
                 common: common.clone(),
+                admin_key: admin_key.as_str().into(),
                 bind_addr: any_port,
                 ip_hash_key: "test-ip-hash-key".into(),
                 publish_timeout: Duration::from_secs(2),
@@ -76,7 +76,7 @@ impl TestStack {
             },
             projector: projector::Config {
                 common: common.clone(),
-                database_url: db.url.clone(),
+                database_url: db.url.clone().into(),
                 bind_addr: any_port,
                 batch_max: 500,
                 batch_wait: Duration::from_millis(10),
@@ -84,8 +84,9 @@ impl TestStack {
             },
             query: query_api::Config {
                 common,
+                admin_key: admin_key.as_str().into(),
                 bind_addr: any_port,
-                database_url: db.url.clone(),
+                database_url: db.url.clone().into(),
                 read_database_url: None,
                 trusted_proxies: Vec::new(),
                 funnel_parallelism: 2,

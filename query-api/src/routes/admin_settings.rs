@@ -155,22 +155,35 @@ pub async fn put_settings(
     ApiPath(account_id): ApiPath<Uuid>,
     ApiJson(body): ApiJson<SettingsUpdate>,
 ) -> Result<Json<AccountSettings>, ApiError> {
-    let interval = body.check()?;
-    // INSERT ... SELECT FROM accounts: an unknown account writes nothing and is a 404.
-    let settings = sqlx::query_as::<_, AccountSettings>(
-        "INSERT INTO account_settings (account_id, staff_groups, sync_interval_seconds, updated_at) \
-         SELECT a.id, $2, $3, now() FROM accounts a WHERE a.id = $1 \
-         ON CONFLICT (account_id) DO UPDATE SET staff_groups = EXCLUDED.staff_groups, \
-           sync_interval_seconds = EXCLUDED.sync_interval_seconds, updated_at = EXCLUDED.updated_at \
-         RETURNING account_id, staff_groups, sync_interval_seconds, updated_at",
-    )
-    .bind(account_id)
-    .bind(&body.staff_groups)
-    .bind(interval)
-    .fetch_optional(&state.pool)
-    .await?
-    .ok_or_else(|| ApiError::NotFound(format!("there is no account with id {account_id}")))?;
-    Ok(Json(settings))
+    Ok(Json(
+        AccountSettings::store(&state.pool, account_id, &body).await?,
+    ))
+}
+
+impl AccountSettings {
+    /// Checks and stores `update` as the account's settings (the admin API and the settings
+    /// page); an unknown account is a 404.
+    pub async fn store(
+        executor: impl sqlx::PgExecutor<'_>,
+        account_id: Uuid,
+        update: &SettingsUpdate,
+    ) -> Result<AccountSettings, ApiError> {
+        let interval = update.check()?;
+        // INSERT ... SELECT FROM accounts: an unknown account writes nothing and is a 404.
+        sqlx::query_as::<_, AccountSettings>(
+            "INSERT INTO account_settings (account_id, staff_groups, sync_interval_seconds, updated_at) \
+             SELECT a.id, $2, $3, now() FROM accounts a WHERE a.id = $1 \
+             ON CONFLICT (account_id) DO UPDATE SET staff_groups = EXCLUDED.staff_groups, \
+               sync_interval_seconds = EXCLUDED.sync_interval_seconds, updated_at = EXCLUDED.updated_at \
+             RETURNING account_id, staff_groups, sync_interval_seconds, updated_at",
+        )
+        .bind(account_id)
+        .bind(&update.staff_groups)
+        .bind(interval)
+        .fetch_optional(executor)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("there is no account with id {account_id}")))
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 pub mod admin_accounts;
 pub mod admin_keys;
 pub mod admin_settings;
+pub mod admin_team;
 pub mod chatlog;
 pub mod events;
 pub mod events_page;
@@ -13,12 +14,15 @@ pub mod funnels;
 pub mod history;
 pub mod liveness;
 pub mod openapi;
+pub mod overview;
 pub mod paging;
 pub mod players;
 pub mod punishments;
 pub mod reviews;
+pub mod server_history;
 pub mod servers;
 pub mod staff;
+pub mod staff_leaderboard;
 
 use crate::auth::{AdminRoutes, DashboardRoutes, PublicRoutes};
 use crate::extract::MAX_BODY_BYTES;
@@ -33,7 +37,9 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(mount(admin(), state.clone()))
         .merge(mount(dashboard(), state.clone()))
-        .merge(mount(public(), state))
+        .merge(mount(public(), state.clone()))
+        // The staff dashboard's pages, behind a session (`crate::pages`), and their assets.
+        .merge(crate::pages::router(state))
         // Static, keyless and unmetered: the API reference and the events page with its assets.
         .merge(openapi::router())
         .merge(events_page::router())
@@ -46,6 +52,7 @@ fn admin() -> AdminRoutes {
         .merge(admin_accounts::router())
         .merge(admin_keys::router())
         .merge(admin_settings::router())
+        .merge(admin_team::router())
         .merge(reviews::admin_router())
         .merge(exchange_rates::admin_router())
 }
@@ -61,7 +68,10 @@ fn dashboard() -> DashboardRoutes {
         .merge(flags::router())
         .merge(chatlog::router())
         .merge(servers::router())
+        .merge(server_history::router())
         .merge(staff::router())
+        .merge(staff_leaderboard::router())
+        .merge(overview::router())
 }
 
 /// Every public read.

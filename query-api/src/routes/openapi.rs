@@ -6,8 +6,9 @@
 //! `/api/openapi.json`.
 
 use crate::routes::{
-    admin_accounts, admin_keys, admin_settings, chatlog, events, events_stream, exchange_rates,
-    flags, funnels, players, punishments, reviews, servers, staff,
+    admin_accounts, admin_keys, admin_settings, admin_team, chatlog, events, events_stream,
+    exchange_rates, flags, funnels, overview, players, punishments, reviews, server_history,
+    servers, staff, staff_leaderboard,
 };
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -30,10 +31,13 @@ use utoipa_swagger_ui::SwaggerUi;
         funnels::compute_funnel,
         players::get_player, punishments::list_punishments, flags::list_flags, chatlog::chatlog,
         servers::list_servers, staff::list_staff,
+        overview::get_overview, server_history::server_history, staff_leaderboard::leaderboard,
         reviews::public_reviews, exchange_rates::public_rates,
         admin_accounts::create_account, admin_accounts::list_accounts,
         admin_keys::create_key, admin_keys::list_keys, admin_keys::rotate_key, admin_keys::revoke_key,
         admin_settings::get_settings, admin_settings::put_settings,
+        admin_team::create_member, admin_team::list_members, admin_team::update_member,
+        admin_team::remove_member, admin_team::create_invite, admin_team::list_invites,
         reviews::create_review, reviews::update_review, reviews::delete_review,
         exchange_rates::put_rates,
     ),

@@ -98,15 +98,16 @@ impl TestApp {
             common: CommonConfig {
                 nats_url: proxy
                     .as_ref()
-                    .map_or_else(|| nats.url(), CuttableProxy::nats_url),
+                    .map_or_else(|| nats.url(), CuttableProxy::nats_url)
+                    .into(),
                 event_log: EventLogConfig::default(),
-                admin_key: admin_key.clone(),
                 log_format: LogFormat::Pretty,
                 serve: shared::serve::ServeLimits::default(),
                 key_usage_flush: Duration::from_millis(200),
             },
+            admin_key: admin_key.as_str().into(),
             bind_addr: "127.0.0.1:0".parse()?,
-            database_url: db.url.clone(),
+            database_url: db.url.clone().into(),
             read_database_url: None,
             trusted_proxies: Vec::new(),
             funnel_parallelism: 2,

@@ -2,6 +2,8 @@
 //! nats-server and database.
 
 mod admin_accounts;
+mod browser;
+mod dashboard_queries;
 mod edge;
 mod errors;
 mod events;
@@ -20,5 +22,8 @@ mod read_models;
 mod read_replica;
 mod roster;
 mod route_families;
+mod sign_in;
 mod storable_input;
 mod stream_lifetime;
+mod team_invites;
+mod team_pages;

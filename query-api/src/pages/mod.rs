@@ -1,0 +1,178 @@
+//! The staff dashboard: server-rendered pages (askama templates in `query-api/templates/`),
+//! enhanced by htmx, behind a team member's session.
+//!
+//! - One module per page (`/team` is `team.rs`, its template `team.html`).
+//! - [`PAGES`] lists the pages of the navigation bar with the [`Area`] each needs; a member sees
+//!   the links their role allows ([`Role::allows`]) and a page they may not open answers 403.
+//!   Adding a page: one line in [`PAGES`], its module, its template, its router in [`router`].
+//! - Every page answers with the headers of [`page_headers`]: a strict Content-Security-Policy
+//!   (no inline script or style, nothing from another origin), no caching, no framing.
+//! - Forms are plain POSTs answered with a redirect (or the page again, with what went wrong),
+//!   so everything works without JavaScript; htmx (`hx-boost`) only makes it smoother.
+
+pub mod assets;
+pub mod audit;
+pub mod error;
+pub mod form;
+pub mod gate;
+pub mod invite;
+pub mod login;
+pub mod overview;
+pub mod settings;
+pub mod team;
+
+use crate::state::AppState;
+use crate::team::{Area, Role};
+use axum::Router;
+use axum::extract::Request;
+use axum::http::HeaderValue;
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS,
+    X_FRAME_OPTIONS,
+};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use error::PageError;
+use gate::{PageRoutes, SignedIn, VisitorRoutes};
+use shared::gate::mount;
+
+/// One page of the navigation bar.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    /// Where it is.
+    pub path: &'static str,
+    /// Its name in the bar and its heading.
+    pub title: &'static str,
+    /// What the member's role must allow.
+    pub area: Area,
+}
+
+/// The navigation bar, in order. Pages built elsewhere (`/events`) or later are listed too: the
+/// bar is where a member learns what their role opens.
+#[rustfmt::skip]
+pub const PAGES: &[Page] = &[
+    Page { path: "/", title: "Overview", area: Area::Overview },
+    Page { path: "/servers", title: "Servers", area: Area::Servers },
+    Page { path: "/staff", title: "Staff", area: Area::Staff },
+    Page { path: "/events", title: "Events", area: Area::Events },
+    Page { path: "/funnels", title: "Funnels", area: Area::Funnels },
+    Page { path: "/team", title: "Team", area: Area::Members },
+    Page { path: "/settings", title: "Settings", area: Area::Settings },
+    Page { path: "/audit", title: "Audit log", area: Area::Audit },
+];
+
+/// The page at `path` in [`PAGES`].
+pub fn page(path: &str) -> Option<&'static Page> {
+    PAGES.iter().find(|page| page.path == path)
+}
+
+/// One link of the navigation bar.
+#[derive(Debug, Clone)]
+pub struct NavItem {
+    /// Where it goes.
+    pub path: &'static str,
+    /// What it says.
+    pub title: &'static str,
+    /// Whether it is the page being shown (`aria-current="page"`).
+    pub current: bool,
+}
+
+/// What the layout (`shell.html`) shows around every signed-in page.
+#[derive(Debug, Clone)]
+pub struct Shell {
+    /// The page's title.
+    pub title: &'static str,
+    /// The links this member's role allows.
+    pub nav: Vec<NavItem>,
+    /// The member's display name.
+    pub member_name: String,
+    /// Their role.
+    pub role: Role,
+    /// Their account's name.
+    pub account_name: String,
+}
+
+impl Shell {
+    /// The layout of the page at `path` for this member, or 403 when their role does not allow
+    /// it. Every signed-in page handler starts here.
+    pub fn for_page(caller: &SignedIn, path: &str) -> Result<Shell, PageError> {
+        let page = page(path).ok_or(PageError::NotFound)?;
+        let member = caller.member();
+        if !member.role.allows(page.area) {
+            return Err(PageError::Forbidden {
+                title: page.title,
+                role: member.role,
+            });
+        }
+        Ok(Shell {
+            title: page.title,
+            nav: PAGES
+                .iter()
+                .filter(|p| member.role.allows(p.area))
+                .map(|p| NavItem {
+                    path: p.path,
+                    title: p.title,
+                    current: p.path == page.path,
+                })
+                .collect(),
+            member_name: member.display_name.clone(),
+            role: member.role,
+            account_name: caller.session.account_name.clone(),
+        })
+    }
+}
+
+/// Renders a template as an HTML answer.
+pub fn render(template: &impl askama::Template) -> Result<Response, PageError> {
+    Ok(Html(template.render()?).into_response())
+}
+
+/// Every page, mounted behind its family's gate, with [`page_headers`] on every answer
+/// (redirects and refusals from the gate included).
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(mount(signed_in(), state.clone()))
+        .merge(mount(visitor(), state))
+        .layer(middleware::from_fn(page_headers))
+        .merge(assets::router())
+}
+
+/// The pages behind a session.
+fn signed_in() -> PageRoutes {
+    Router::new()
+        .merge(overview::router())
+        .merge(login::signed_in_router())
+        .merge(team::router())
+        .merge(settings::router())
+        .merge(audit::router())
+}
+
+/// The pages anyone may open.
+fn visitor() -> VisitorRoutes {
+    Router::new().merge(login::router()).merge(invite::router())
+}
+
+/// Only our own origin may provide scripts, styles, images and answers; forms post only here;
+/// nothing may frame a page. No 'unsafe-inline', no 'unsafe-eval' (htmx runs with `allowEval`
+/// off, see `base.html`). `img-src data:` is for the empty favicon.
+pub const CONTENT_SECURITY_POLICY_VALUE: &str = "default-src 'self'; script-src 'self'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; \
+    form-action 'self'; base-uri 'none'";
+
+/// The headers every page answer carries.
+async fn page_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY_VALUE),
+    );
+    // Pages hold one member's view of private data: never stored by the browser or a proxy.
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    // Caches and htmx's history must not mix a page with the partial of the same URL.
+    headers.insert("vary", HeaderValue::from_static("HX-Request, Cookie"));
+    response
+}
