@@ -57,13 +57,15 @@ async fn staff_are_group_members_and_recent_punishers() {
     assert_eq!(
         items(&body)[0],
         json!({"uuid": MODERATOR, "username": "Mia", "rank": "Moderator", "is_online": true,
-               "current_server_id": SERVER, "last_seen": items(&body)[0]["last_seen"]})
+               "current_server_id": SERVER, "last_seen": items(&body)[0]["last_seen"],
+               "session_started_at": items(&body)[0]["session_started_at"]})
     );
     assert!(body["items"][0]["last_seen"].is_string());
+    assert!(body["items"][0]["session_started_at"].is_string());
     assert_eq!(
         items(&body)[1],
         json!({"uuid": CONSOLE_MOD, "username": "WebPanelMod", "rank": null, "is_online": false,
-               "current_server_id": null, "last_seen": null})
+               "current_server_id": null, "last_seen": null, "session_started_at": null})
     );
 
     // The account's own staff groups replace the defaults (matched case-insensitively).

@@ -1,23 +1,26 @@
 //! Servers (contract §5 heartbeat, §7 servers): each server's status from its heartbeats in
-//! `servers`, raw TPS / player-count samples for a day in `server_samples`, and per-minute
-//! aggregates kept for good in `server_minutes`.
+//! `servers`, raw TPS / player-count samples for a day in `server_samples`, and min / avg /
+//! max rollups per minute and per five minutes (kept 8 days) and per hour (kept 400 days) in
+//! `server_minutes`, `server_five_minutes` and `server_hours` ([`history`]).
 //!
 //! Per chunk: one SELECT loads the servers the chunk's heartbeats name, the heartbeats are
 //! folded in memory in log order ([`fold`]), one UNNEST upsert writes the servers that
 //! changed, and one statement inserts the samples `ON CONFLICT DO NOTHING` and folds exactly
-//! the rows it inserted (its `RETURNING`) into `server_minutes`: a heartbeat logged or
-//! applied twice is sampled and counted once.
+//! the rows it inserted (its `RETURNING`) into every rollup: a heartbeat logged or applied
+//! twice is sampled and counted once.
 //!
 //! Pruning: at most once a minute per process (a process-wide last-pruned instant), `apply`
 //! deletes samples more than [`SAMPLE_RETENTION`] older than their server's latest heartbeat
-//! (for a live server, "older than a day"). The horizon is the data's own time, not the
+//! (for a live server, "older than a day"), and rollup rows past their own retention. The horizon is the data's own time, not the
 //! wall clock, and [`fold`] never samples a heartbeat beyond it, so a replay can never
 //! insert a pruned sample again and count it twice. The instant is taken before the
 //! chunk commits; if the chunk rolls back, the next prune just comes a minute later.
 
 mod fold;
+mod history;
 
 pub use fold::{Beat, Folded, SAMPLE_RETENTION, Sample, ServerKey, ServerRow, beats_of, fold};
+pub use history::{HOUR_RETENTION, MINUTE_RETENTION, prune_rollups, prune_samples};
 
 use super::{Positioned, ReadModel};
 use futures::future::BoxFuture;
@@ -33,9 +36,6 @@ const ROWS_PER_STATEMENT: usize = 2_000;
 /// How often samples are pruned at most.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
-/// Samples deleted per server per prune at most, so one prune stays cheap after a backlog.
-const PRUNE_ROWS_PER_SERVER: i64 = 10_000;
-
 /// When this process last pruned samples.
 static LAST_PRUNED: Mutex<Option<Instant>> = Mutex::new(None);
 
@@ -49,7 +49,13 @@ impl ReadModel for Servers {
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        &["servers", "server_samples", "server_minutes"]
+        &[
+            "servers",
+            "server_samples",
+            "server_minutes",
+            "server_five_minutes",
+            "server_hours",
+        ]
     }
 
     fn apply<'a>(
@@ -88,12 +94,13 @@ pub(crate) async fn apply(
             written += upsert(conn, batch).await?;
         }
         for batch in folded.samples.chunks(ROWS_PER_STATEMENT) {
-            written += sample(conn, batch).await?;
+            written += history::sample(conn, batch).await?;
         }
     }
     if prune_due(&LAST_PRUNED, Instant::now()) {
-        let pruned = prune_samples(conn).await?;
-        tracing::debug!(pruned, "pruned server samples");
+        let samples = prune_samples(conn).await?;
+        let rollups = prune_rollups(conn).await?;
+        tracing::debug!(samples, rollups, "pruned server history");
     }
     Ok(written)
 }
@@ -107,28 +114,6 @@ fn prune_due(last: &Mutex<Option<Instant>>, now: Instant) -> bool {
     }
     *last = Some(now);
     true
-}
-
-/// Deletes samples more than [`SAMPLE_RETENTION`] older than their server's latest heartbeat
-/// (at most [`PRUNE_ROWS_PER_SERVER`] per server); returns how many. Each server costs one
-/// index range probe; the rows go by `ctid`.
-pub async fn prune_samples(conn: &mut PgConnection) -> Result<u64, sqlx::Error> {
-    let result = sqlx::query(
-        "DELETE FROM server_samples
-         WHERE ctid = ANY(ARRAY(
-             SELECT old.ctid
-             FROM servers v
-             CROSS JOIN LATERAL (
-                 SELECT x.ctid FROM server_samples x
-                 WHERE x.account_id = v.account_id AND x.server_id = v.id
-                   AND x.at < v.last_heartbeat_at - make_interval(secs => $1)
-                 LIMIT $2) AS old))",
-    )
-    .bind(SAMPLE_RETENTION.as_seconds_f64())
-    .bind(PRUNE_ROWS_PER_SERVER)
-    .execute(conn)
-    .await?;
-    Ok(result.rows_affected())
 }
 
 async fn load(conn: &mut PgConnection, keys: &[ServerKey]) -> Result<Vec<ServerRow>, sqlx::Error> {
@@ -203,43 +188,6 @@ async fn upsert(conn: &mut PgConnection, rows: &[ServerRow]) -> Result<u64, sqlx
         .bind(col(rows, |r| r.last_heartbeat_seq))
         .execute(conn)
         .await?;
-    Ok(result.rows_affected())
-}
-
-/// Inserts samples and folds exactly the ones inserted into `server_minutes`; returns the
-/// minute rows written.
-async fn sample(conn: &mut PgConnection, samples: &[Sample]) -> Result<u64, sqlx::Error> {
-    fn col<T>(samples: &[Sample], f: impl Fn(&Sample) -> T) -> Vec<T> {
-        samples.iter().map(f).collect()
-    }
-    let result = sqlx::query(
-        "WITH inserted AS (
-             INSERT INTO server_samples (account_id, server_id, at, tps, player_count)
-             SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::timestamptz[], $4::float8[],
-                                  $5::int4[])
-             ON CONFLICT (account_id, server_id, at) DO NOTHING
-             RETURNING account_id, server_id, at, tps, player_count
-         )
-         INSERT INTO server_minutes AS m (account_id, server_id, minute, samples, tps_sum,
-                                          tps_min, player_count_sum, player_count_max)
-         SELECT account_id, server_id, date_trunc('minute', at, 'UTC'), count(*)::int4,
-                sum(tps), min(tps), sum(player_count), max(player_count)
-         FROM inserted
-         GROUP BY account_id, server_id, date_trunc('minute', at, 'UTC')
-         ON CONFLICT (account_id, server_id, minute) DO UPDATE SET
-            samples = m.samples + EXCLUDED.samples,
-            tps_sum = m.tps_sum + EXCLUDED.tps_sum,
-            tps_min = LEAST(m.tps_min, EXCLUDED.tps_min),
-            player_count_sum = m.player_count_sum + EXCLUDED.player_count_sum,
-            player_count_max = GREATEST(m.player_count_max, EXCLUDED.player_count_max)",
-    )
-    .bind(col(samples, |s| s.account_id))
-    .bind(col(samples, |s| s.server_id))
-    .bind(col(samples, |s| s.at))
-    .bind(col(samples, |s| s.tps))
-    .bind(col(samples, |s| s.player_count))
-    .execute(conn)
-    .await?;
     Ok(result.rows_affected())
 }
 

@@ -15,6 +15,7 @@ mod read_models_replay;
 mod rebuild;
 mod registry;
 mod replay_property;
+mod server_rollups;
 mod servers;
 mod sessions;
 mod stalls;

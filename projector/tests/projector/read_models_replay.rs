@@ -8,11 +8,13 @@ use shared::records::{
 };
 use uuid::Uuid;
 
-const TABLES: [&str; 6] = [
+const TABLES: [&str; 8] = [
     "players",
     "servers",
     "server_samples",
     "server_minutes",
+    "server_five_minutes",
+    "server_hours",
     "sessions",
     "session_server_heartbeats",
 ];

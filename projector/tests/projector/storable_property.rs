@@ -159,7 +159,7 @@ async fn parked(pool: &PgPool) -> anyhow::Result<Vec<(i64, String)>> {
 
 /// Every stored time column, and whether it is a record time (up to now + 10 minutes) or an
 /// expiry (up to 9999-12-31T23:59:59Z); all start at 2000-01-01 (`shared::validation`).
-const TIME_COLUMNS: [(&str, &str, bool); 20] = [
+const TIME_COLUMNS: [(&str, &str, bool); 22] = [
     ("events", "occurred_at", false),
     ("chat_messages", "sent_at", false),
     ("anticheat_flags", "flagged_at", false),
@@ -179,6 +179,8 @@ const TIME_COLUMNS: [(&str, &str, bool); 20] = [
     ("servers", "last_heartbeat_at", false),
     ("server_samples", "at", false),
     ("server_minutes", "minute", false),
+    ("server_five_minutes", "bucket", false),
+    ("server_hours", "hour", false),
     ("session_server_heartbeats", "last_heartbeat_at", false),
 ];
 

@@ -59,15 +59,23 @@ pub async fn list_servers(
     DashboardCaller(caller): DashboardCaller,
     State(state): State<AppState>,
 ) -> Result<Json<ServerList>, ApiError> {
-    let settings = AccountSettings::load(&state.reads, caller.account_id).await?;
-    let items = sqlx::query_as::<_, ServerStatus>(&format!(
+    let items = server_statuses(&state.reads, caller.account_id).await?;
+    Ok(Json(ServerList { items }))
+}
+
+/// Every server of the account with its status, ordered by name (the API and the pages).
+pub async fn server_statuses(
+    reads: &sqlx::PgPool,
+    account_id: Uuid,
+) -> Result<Vec<ServerStatus>, sqlx::Error> {
+    let settings = AccountSettings::load(reads, account_id).await?;
+    sqlx::query_as::<_, ServerStatus>(&format!(
         "WITH {SERVER_STATUS_CTE} \
          SELECT id, name, is_online, tps, player_count, max_players, version, last_heartbeat_at \
          FROM server_status ORDER BY lower(name) NULLS LAST, name, id"
     ))
-    .bind(caller.account_id)
+    .bind(account_id)
     .bind(settings.offline_after_seconds())
-    .fetch_all(&state.reads)
-    .await?;
-    Ok(Json(ServerList { items }))
+    .fetch_all(reads)
+    .await
 }

@@ -31,6 +31,8 @@ pub struct StaffMember {
     pub current_server_id: Option<Uuid>,
     /// When they were last seen as a player; null if never.
     pub last_seen: Option<DateTime<Utc>>,
+    /// When their current session (on `current_server_id`) began; null while offline.
+    pub session_started_at: Option<DateTime<Utc>>,
 }
 
 /// The staff roster.
@@ -66,14 +68,14 @@ fn roster_sql() -> String {
            ORDER BY pu.staff_uuid, pu.issued_at DESC, pu.id DESC), \
          staff AS (SELECT uuid FROM by_rank UNION SELECT staff_uuid FROM by_punishing), \
          current_server AS ( \
-           SELECT DISTINCT ON (se.player_uuid) se.player_uuid, se.server_id \
+           SELECT DISTINCT ON (se.player_uuid) se.player_uuid, se.server_id, se.joined_at \
            FROM sessions se LEFT JOIN server_status ss ON ss.id = se.server_id \
            WHERE se.account_id = $1 AND se.left_at IS NULL AND {SESSION_SERVER_ONLINE} \
              AND se.player_uuid IN (SELECT uuid FROM staff) \
            ORDER BY se.player_uuid, se.joined_at DESC, se.id DESC) \
          SELECT st.uuid, COALESCE(p.username, bp.staff_name) AS username, \
            {EFFECTIVE_RANK} AS rank, cs.server_id IS NOT NULL AS is_online, \
-           cs.server_id AS current_server_id, p.last_seen \
+           cs.server_id AS current_server_id, p.last_seen, cs.joined_at AS session_started_at \
          FROM staff st \
          LEFT JOIN players p ON p.account_id = $1 AND p.uuid = st.uuid \
          LEFT JOIN by_punishing bp ON bp.staff_uuid = st.uuid \
@@ -94,12 +96,20 @@ pub async fn list_staff(
     DashboardCaller(caller): DashboardCaller,
     State(state): State<AppState>,
 ) -> Result<Json<StaffRoster>, ApiError> {
-    let settings = AccountSettings::load(&state.reads, caller.account_id).await?;
-    let items = sqlx::query_as::<_, StaffMember>(&roster_sql())
-        .bind(caller.account_id)
+    let items = staff_roster(&state.reads, caller.account_id).await?;
+    Ok(Json(StaffRoster { items }))
+}
+
+/// The account's staff roster, ordered by name (the API and the pages).
+pub async fn staff_roster(
+    reads: &sqlx::PgPool,
+    account_id: Uuid,
+) -> Result<Vec<StaffMember>, sqlx::Error> {
+    let settings = AccountSettings::load(reads, account_id).await?;
+    sqlx::query_as::<_, StaffMember>(&roster_sql())
+        .bind(account_id)
         .bind(settings.offline_after_seconds())
         .bind(settings.staff_groups_lowercase())
-        .fetch_all(&state.reads)
-        .await?;
-    Ok(Json(StaffRoster { items }))
+        .fetch_all(reads)
+        .await
 }

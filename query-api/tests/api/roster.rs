@@ -106,13 +106,16 @@ async fn staff_are_group_members_and_recent_punishers() -> anyhow::Result<()> {
         list,
         [
             json!({"uuid": moderator, "username": "amy", "rank": "MODERATOR", "is_online": false,
-                   "current_server_id": null, "last_seen": iso(ago(now, 30))}),
+                   "current_server_id": null, "last_seen": iso(ago(now, 30)),
+                   "session_started_at": null}),
             json!({"uuid": punisher, "username": "Bob", "rank": null, "is_online": false,
-                   "current_server_id": null, "last_seen": iso(ago(now, 30))}),
+                   "current_server_id": null, "last_seen": iso(ago(now, 30)),
+                   "session_started_at": null}),
             json!({"uuid": console_only, "username": "Ghost", "rank": null, "is_online": false,
-                   "current_server_id": null, "last_seen": null}),
+                   "current_server_id": null, "last_seen": null, "session_started_at": null}),
             json!({"uuid": admin, "username": "Zed", "rank": "Admin", "is_online": true,
-                   "current_server_id": lobby, "last_seen": iso(ago(now, 30))}),
+                   "current_server_id": lobby, "last_seen": iso(ago(now, 30)),
+                   "session_started_at": iso(ago(now, 100))}),
         ]
     );
     Ok(())

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 /// Every table a read model writes.
-const READ_MODEL_TABLES: [&str; 11] = [
+const READ_MODEL_TABLES: [&str; 13] = [
     "events",
     "players",
     "sessions",
@@ -25,6 +25,8 @@ const READ_MODEL_TABLES: [&str; 11] = [
     "servers",
     "server_samples",
     "server_minutes",
+    "server_five_minutes",
+    "server_hours",
     "punishments",
     "punishment_revokes",
     "anticheat_flags",
@@ -49,7 +51,7 @@ impl Rig {
         shared::telemetry::init_test_tracing();
         let id = Uuid::new_v4().simple();
         let common = CommonConfig {
-            nats_url: nats.url(),
+            nats_url: nats.url().into(),
             event_log: EventLogConfig {
                 stream: format!("F_{id}"),
                 subject_prefix: format!("f{id}"),
@@ -57,7 +59,6 @@ impl Rig {
                 rate_bucket: format!("R_{id}"),
                 ..EventLogConfig::default()
             },
-            admin_key: generate_secret(KeyKind::Admin),
             log_format: LogFormat::Pretty,
             serve: shared::serve::ServeLimits::default(),
             key_usage_flush: Duration::from_secs(30),
@@ -67,6 +68,7 @@ impl Rig {
         let ingest = ingest::App::build(
             ingest::Config {
                 common: common.clone(),
+                admin_key: generate_secret(KeyKind::Admin).into(),
                 bind_addr: any_port,
                 ip_hash_key: "test-ip-hash-key".into(),
                 publish_timeout: Duration::from_secs(2),
@@ -79,7 +81,7 @@ impl Rig {
         tokio::spawn(ingest.run_until_stopped(shutdown.clone()));
         let projector_config = projector::Config {
             common: common.clone(),
-            database_url: db.url.clone(),
+            database_url: db.url.clone().into(),
             bind_addr: any_port,
             batch_max: 50,
             batch_wait: Duration::from_millis(10),
@@ -157,7 +159,7 @@ impl Rig {
     /// Folds the stream from scratch into `db` with a fresh projector, up to `last`.
     pub(crate) async fn fresh_fold(&self, db: &TestDb, last: u64) -> anyhow::Result<()> {
         let mut config = self.projector_config.clone();
-        config.database_url = db.url.clone();
+        config.database_url = db.url.clone().into();
         let projector = Projector::build(&config).await?;
         let stop = CancellationToken::new();
         let task = tokio::spawn(projector.run(stop.clone()));

@@ -4,6 +4,7 @@
 //! network. With a seed, the same ticks give the same records (ids and timestamps aside).
 
 mod content;
+mod incidents;
 mod moderation;
 mod presence;
 mod progress;
@@ -64,6 +65,8 @@ struct ServerState {
     next_sync: f64,
     tps: f64,
     memory_used_mb: f64,
+    /// Restarting (see `incidents`): no heartbeats, no joins.
+    down: bool,
 }
 
 /// The running network: the world plus who is where, who is muted, what is pending.
@@ -102,6 +105,7 @@ impl Simulation {
                 next_sync: sync_interval * (1.0 + i as f64 / server_count as f64),
                 tps: 20.0,
                 memory_used_mb: f64::from(s.memory_max_mb) * 0.4,
+                down: false,
             })
             .collect();
         let players = world
@@ -143,10 +147,12 @@ impl Simulation {
         self.servers.iter().map(|s| s.online).sum()
     }
 
-    /// The servers start: a first heartbeat each, and the evening crowd logs in.
+    /// The servers start: a first heartbeat each, staff take their groups and come on duty,
+    /// and the evening crowd logs in.
     pub fn start(&mut self, at: DateTime<Utc>) -> Vec<Batch> {
+        self.staff_on_duty(at);
         for player in 0..self.players.len() {
-            if self.rng.random_bool(0.6) {
+            if self.players[player].server.is_none() && self.rng.random_bool(0.6) {
                 self.join_somewhere(player, None, at);
             }
         }
@@ -164,8 +170,9 @@ impl Simulation {
         }
         self.moderation_tick(dt, at);
         self.progress_tick(dt, at);
+        self.incidents_tick(at);
         for server in 0..self.servers.len() {
-            if self.clock >= self.servers[server].next_sync {
+            if self.clock >= self.servers[server].next_sync && !self.servers[server].down {
                 self.servers[server].next_sync += self.sync_interval;
                 self.sync(server, true, at);
             }

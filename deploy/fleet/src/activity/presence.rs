@@ -17,7 +17,7 @@ impl Simulation {
         let weights: Vec<f64> = (0..self.servers.len())
             .map(|s| {
                 let full = self.servers[s].online >= self.world.servers[s].max_players as usize;
-                if full || Some(s) == except {
+                if full || self.servers[s].down || Some(s) == except {
                     0.0
                 } else {
                     self.world.servers[s].popularity
@@ -64,15 +64,35 @@ impl Simulation {
         self.emit(RecordKind::Session, record);
     }
 
+    /// Staff take their permission groups (so the dashboard counts them as staff) and join:
+    /// there is always someone on duty.
+    pub(super) fn staff_on_duty(&mut self, at: DateTime<Utc>) {
+        let staff: Vec<usize> = self.world.staff().collect();
+        for player in staff {
+            let Some(role) = self.world.players[player].staff else {
+                continue;
+            };
+            let previous = self.players[player].group;
+            self.players[player].group = role.group();
+            let p = &self.world.players[player];
+            let record = records::rank_change(p, "set", role.group(), Some(previous), None, at);
+            self.emit(RecordKind::RankChange, record);
+            self.join_somewhere(player, None, at);
+        }
+    }
+
     /// A server's sync: its chat batch since the last sync, then its heartbeat.
     pub(super) fn sync(&mut self, server: usize, online: bool, at: DateTime<Utc>) {
         // Chat goes as one batch per server and sync, like the plugin sends it.
         let chat = std::mem::take(&mut self.servers[server].pending_chat);
         self.ready.extend(chunked(RecordKind::Chat, chat));
         let max = f64::from(self.world.servers[server].memory_max_mb);
+        let lagging = self.lagging(server);
         let state = &mut self.servers[server];
-        // Mostly a healthy 20 tps, with the occasional lag spike.
-        state.tps = if self.rng.random_bool(0.05) {
+        // Mostly a healthy 20 tps, with the occasional lag spike, and a dip now and then.
+        state.tps = if lagging {
+            self.rng.random_range(12.0..16.0)
+        } else if self.rng.random_bool(0.05) {
             self.rng.random_range(11.0..18.5)
         } else {
             self.rng.random_range(19.6..=20.0)

@@ -180,3 +180,60 @@ fn batches_are_chunked_at_the_limit() {
         .collect();
     assert_eq!(sizes, [MAX_BATCH, MAX_BATCH, 1]);
 }
+
+#[test]
+fn staff_are_on_duty_one_server_restarts_and_another_dips() {
+    let mut sim = simulation(7, 1.0);
+    let at = at();
+    let start = sim.start(at);
+    let staff: Vec<usize> = sim.world().staff().collect();
+    let groups: Vec<&Value> = start
+        .iter()
+        .filter(|b| b.kind == RecordKind::RankChange)
+        .flat_map(|b| &b.records)
+        .map(|r| &r["group"])
+        .collect();
+    assert_eq!(groups.len(), staff.len());
+    assert!(groups.contains(&&Value::from("admin")));
+    assert!(staff.iter().all(|&p| sim.players[p].server.is_some()));
+
+    let restarting = sim.world().servers[2].id.to_string();
+    let lagging = sim.world().servers[0].id.to_string();
+    // (second, server, online, tps) of every heartbeat over 15 minutes.
+    let mut beats = Vec::new();
+    for second in 1..=900 {
+        for batch in sim.tick(1.0, at) {
+            if batch.kind == RecordKind::Heartbeat {
+                for r in batch.records {
+                    let server = r["server_id"].as_str().unwrap_or_default().to_owned();
+                    let tps = r["tps"].as_f64().unwrap_or_default();
+                    beats.push((second, server, r["online"] == true, tps));
+                }
+            }
+        }
+    }
+    let of = |server: &String| -> Vec<(u32, String, bool, f64)> {
+        beats.iter().filter(|b| &b.1 == server).cloned().collect()
+    };
+    let offline: Vec<u32> = of(&restarting)
+        .iter()
+        .filter(|b| !b.2)
+        .map(|b| b.0)
+        .collect();
+    assert_eq!(offline, [600], "one offline heartbeat as the outage starts");
+    assert!(
+        of(&restarting).iter().all(|b| !(601..780).contains(&b.0)),
+        "silent while down"
+    );
+    assert!(
+        of(&restarting).iter().any(|b| b.0 >= 780 && b.2),
+        "back after three minutes"
+    );
+    assert!(
+        of(&lagging)
+            .iter()
+            .filter(|b| (242..480).contains(&b.0))
+            .all(|b| b.3 < 16.0)
+    );
+    assert!(of(&lagging).iter().any(|b| (242..480).contains(&b.0)));
+}

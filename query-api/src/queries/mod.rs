@@ -1,0 +1,13 @@
+//! Reads the dashboard's pages and its JSON API share (Overview, server charts, staff): one
+//! function per question, each returning plain Rust types, so a page handler and an API
+//! handler gather the same data with the same SQL.
+
+pub mod overview;
+pub mod server_history;
+pub mod spells;
+pub mod staff_board;
+
+pub use overview::{Activity, ActivityKind, NetworkPoint, Overview, overview, recent_activity};
+pub use server_history::{ChartPoint, ChartRange, ServerChart, Stats, server_chart};
+pub use spells::{Downtime, LOW_TPS_MIN_DURATION, LOW_TPS_THRESHOLD, LowTpsSpell};
+pub use staff_board::{LeaderboardEntry, StaffOnDuty, staff_leaderboard, staff_on_duty};

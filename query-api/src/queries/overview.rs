@@ -1,0 +1,243 @@
+//! The Overview: the network at a glance (servers and players online, each server's TPS),
+//! the players-online chart of the last 24 hours, staff online now, and recent activity.
+
+use crate::routes::servers::{ServerStatus, server_statuses};
+use crate::routes::staff::{StaffMember, staff_roster};
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use serde::Serialize;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// Width of a bucket of the network chart: 288 points over 24 hours, read from the
+/// five-minute rollup (one index-only range per account, not 1,440 rows per server).
+pub const NETWORK_BUCKET: Duration = Duration::minutes(5);
+
+/// How far back the network chart looks.
+pub const NETWORK_SPAN: Duration = Duration::hours(24);
+
+/// How many activity items the Overview shows.
+pub const ACTIVITY_LIMIT: i64 = 50;
+
+/// The timeline events the activity list shows (contract §6), besides anti-cheat flags.
+pub const ACTIVITY_EVENTS: [&str; 8] = [
+    "session_join",
+    "session_quit",
+    "punish_ban",
+    "punish_mute",
+    "punish_kick",
+    "punish_warning",
+    "punish_revoke",
+    "rank_change",
+];
+
+/// One bucket of the network chart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+pub struct NetworkPoint {
+    /// Start of the bucket (UTC).
+    pub at: DateTime<Utc>,
+    /// Players online across the network: each server's average over the bucket, summed;
+    /// null when no server sent a heartbeat in it.
+    pub players: Option<f64>,
+}
+
+/// What an activity item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityKind {
+    /// A player joined a server.
+    Join,
+    /// A player left.
+    Quit,
+    /// A ban, mute, kick or warning was issued.
+    Punishment,
+    /// A punishment was revoked.
+    Revoke,
+    /// A player's permission group changed.
+    RankChange,
+    /// An anti-cheat check flagged a player.
+    Flag,
+}
+
+impl ActivityKind {
+    /// The kind of the timeline event `name` (`anticheat_flag` for flags).
+    pub fn of(name: &str) -> Option<ActivityKind> {
+        Some(match name {
+            "session_join" => Self::Join,
+            "session_quit" => Self::Quit,
+            "punish_revoke" => Self::Revoke,
+            "rank_change" => Self::RankChange,
+            "anticheat_flag" => Self::Flag,
+            name if ACTIVITY_EVENTS.contains(&name) => Self::Punishment,
+            _ => return None,
+        })
+    }
+}
+
+/// One item of the activity list.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Activity {
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// What happened.
+    pub kind: ActivityKind,
+    /// The timeline event name (`session_join`, `punish_ban`, `rank_change`, ...), or
+    /// `anticheat_flag`.
+    pub name: String,
+    /// The player it is about.
+    pub player_uuid: Option<Uuid>,
+    /// Their name as the record gave it, else their latest known name.
+    pub player_name: Option<String>,
+    /// Where, when the record names a server.
+    pub server_id: Option<Uuid>,
+    /// Who did it: the staff member of a punishment, revoke or rank change.
+    pub actor: Option<String>,
+    /// What: a punishment's reason, a rank change's new group, a flag's check ("Reach A").
+    pub detail: Option<String>,
+}
+
+/// An activity item as read, before its kind is known.
+#[derive(Debug, sqlx::FromRow)]
+struct ActivityRow {
+    at: DateTime<Utc>,
+    name: String,
+    player_uuid: Option<Uuid>,
+    player_name: Option<String>,
+    server_id: Option<Uuid>,
+    actor: Option<String>,
+    detail: Option<String>,
+}
+
+/// Everything the Overview shows.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Overview {
+    /// Servers online now.
+    pub servers_online: usize,
+    /// Servers that ever sent a heartbeat.
+    pub servers_total: usize,
+    /// Players on the online servers at their last heartbeat.
+    pub players_online: i64,
+    /// Every server with its TPS and players now (as `GET /api/servers`).
+    pub servers: Vec<ServerStatus>,
+    /// Players online across the network over the last 24 hours, every 5 minutes, oldest
+    /// first (288 points).
+    pub network: Vec<NetworkPoint>,
+    /// Staff online now (as `GET /api/staff`, online only).
+    pub staff_online: Vec<StaffMember>,
+    /// Joins, quits, punishments, flags and rank changes, newest first.
+    pub activity: Vec<Activity>,
+}
+
+/// The Overview of `account_id` as of `now`.
+pub async fn overview(
+    reads: &PgPool,
+    account_id: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Overview, sqlx::Error> {
+    let servers = server_statuses(reads, account_id).await?;
+    let online = servers.iter().filter(|s| s.is_online);
+    let servers_online = online.clone().count();
+    let players_online = online.filter_map(|s| s.player_count).map(i64::from).sum();
+    let mut staff_online = staff_roster(reads, account_id).await?;
+    staff_online.retain(|member| member.is_online);
+    Ok(Overview {
+        servers_online,
+        servers_total: servers.len(),
+        players_online,
+        servers,
+        network: network_players(reads, account_id, now).await?,
+        staff_online,
+        activity: recent_activity(reads, account_id, ACTIVITY_LIMIT).await?,
+    })
+}
+
+/// Players online across the network over [`NETWORK_SPAN`] up to `now`, per
+/// [`NETWORK_BUCKET`], every bucket present (null where no server reported).
+pub async fn network_players(
+    reads: &PgPool,
+    account_id: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Vec<NetworkPoint>, sqlx::Error> {
+    let to = now.duration_trunc(NETWORK_BUCKET).unwrap_or(now) + NETWORK_BUCKET;
+    let from = to - NETWORK_SPAN;
+    let rows: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
+        "SELECT bucket, sum(player_count_sum::float8 / samples) FROM server_five_minutes \
+         WHERE account_id = $1 AND bucket >= $2 AND bucket < $3 \
+         GROUP BY bucket ORDER BY bucket",
+    )
+    .bind(account_id)
+    .bind(from)
+    .bind(to)
+    .fetch_all(reads)
+    .await?;
+    let mut rows = rows.into_iter().peekable();
+    let buckets = (NETWORK_SPAN.num_seconds() / NETWORK_BUCKET.num_seconds()) as i32;
+    Ok((0..buckets)
+        .map(|i| {
+            let at = from + NETWORK_BUCKET * i;
+            let players = rows.next_if(|(bucket, _)| *bucket == at).map(|(_, p)| p);
+            NetworkPoint { at, players }
+        })
+        .collect())
+}
+
+/// The newest `limit` joins, quits, punishments, revokes, rank changes and anti-cheat flags
+/// of the account, newest first.
+///
+/// Each event name is its own index range (`events_account_name_time_idx`), flags use
+/// `anticheat_flags_account_time_idx`: at most 9 x `limit` rows are read, however big the
+/// timeline.
+pub async fn recent_activity(
+    reads: &PgPool,
+    account_id: Uuid,
+    limit: i64,
+) -> Result<Vec<Activity>, sqlx::Error> {
+    let rows = sqlx::query_as::<_, ActivityRow>(
+        "SELECT a.at, a.name, a.player_uuid, \
+                COALESCE(a.player_name, p.username) AS player_name, \
+                a.server_id, a.actor, a.detail \
+         FROM ( \
+           SELECT e.occurred_at AS at, e.seq AS tiebreak, e.name, e.player_uuid, e.server_id, \
+                  e.properties->>'player_name' AS player_name, \
+                  e.properties->>'staff_name' AS actor, \
+                  CASE WHEN e.name = 'rank_change' THEN e.properties->>'group' \
+                       WHEN e.name = 'punish_revoke' THEN e.properties->>'revoke_reason' \
+                       WHEN e.name LIKE 'punish\\_%' THEN e.properties->>'reason' END AS detail \
+           FROM unnest($2::text[]) AS n(name) \
+           CROSS JOIN LATERAL ( \
+             SELECT * FROM events e \
+             WHERE e.account_id = $1 AND e.name = n.name \
+             ORDER BY e.occurred_at DESC, e.seq DESC LIMIT $3) e \
+           UNION ALL \
+           SELECT * FROM ( \
+             SELECT f.flagged_at, NULL::int8, 'anticheat_flag', f.player_uuid, f.server_id, \
+                    NULL::text, NULL::text, \
+                    concat_ws(' ', f.check_name, f.check_type) \
+             FROM anticheat_flags f WHERE f.account_id = $1 \
+             ORDER BY f.flagged_at DESC, f.id DESC LIMIT $3) f \
+         ) a \
+         LEFT JOIN players p ON p.account_id = $1 AND p.uuid = a.player_uuid \
+         ORDER BY a.at DESC, a.tiebreak DESC NULLS LAST \
+         LIMIT $3",
+    )
+    .bind(account_id)
+    .bind(&ACTIVITY_EVENTS[..])
+    .bind(limit)
+    .fetch_all(reads)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| {
+            Some(Activity {
+                kind: ActivityKind::of(&row.name)?,
+                at: row.at,
+                name: row.name,
+                player_uuid: row.player_uuid,
+                player_name: row.player_name,
+                server_id: row.server_id,
+                actor: row.actor,
+                detail: row.detail,
+            })
+        })
+        .collect())
+}
