@@ -97,6 +97,7 @@ def check_k8s():
                 ref = env.get("valueFrom", {}).get("secretKeyRef")
                 if ref:
                     check(("Secret", ref["name"]) in known, f"{where}: unknown Secret {ref['name']}")
+            check_keys(where, name, {env.get("name") for env in c.get("env", [])})
         if spec.get("replicas", 1) > 1:
             check(any(labels_match(p["spec"]["selector"]["matchLabels"], pod["metadata"]["labels"])
                       for p in pdbs), f"{name}: {spec['replicas']} replicas but no PodDisruptionBudget")
@@ -143,6 +144,27 @@ def check_routes(what, routes, to_query_api):
         check(routes.get(path) in ("query-api", "query_api"), f"{what}: {path} must go to query-api")
 
 
+# The operator's keys each service reads: a service is given the ones it needs and no other
+# (the projector serves no API, so it never holds ADMIN_KEY).
+KEYS_NEEDED = {
+    "ingest": {"ADMIN_KEY", "IP_HASH_KEY"},
+    "query-api": {"ADMIN_KEY"},
+    "projector": set(),
+}
+KEYS = {"ADMIN_KEY", "IP_HASH_KEY"}
+KEYS_ALLOWED = {"query-api": {"IP_HASH_KEY"}}  # optional there: the audit log's IP hashes
+
+
+def check_keys(where, service, names):
+    if service not in KEYS_NEEDED:
+        return
+    given = names & KEYS
+    for key in sorted(KEYS_NEEDED[service] - given):
+        check(False, f"{where}: {key} is not given")
+    for key in sorted(given - KEYS_NEEDED[service] - KEYS_ALLOWED.get(service, set())):
+        check(False, f"{where}: is given {key}, which it does not need")
+
+
 def check_compose():
     path = os.path.join(DEPLOY, "compose.yaml")
     compose = load_all(path)[0]
@@ -162,6 +184,7 @@ def check_compose():
             check(os.path.exists(dockerfile), f"compose: {name} builds from a missing Dockerfile")
         for dependency in service.get("depends_on", {}):
             check(dependency in services, f"compose: {name} depends on unknown {dependency}")
+        check_keys(f"compose: {name}", name, set(service.get("environment", {})))
     for i in (1, 2, 3):
         conf = open(os.path.join(DEPLOY, "nats", f"nats-{i}.conf")).read()
         check("sync_interval: always" in conf, f"nats-{i}.conf: sync_interval: always")

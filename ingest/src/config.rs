@@ -1,18 +1,21 @@
 //! Ingest settings, from the environment.
 
-use shared::config::{CommonConfig, or_default, required};
+use shared::config::{CommonConfig, admin_key, or_default, required_secret};
+use shared::secret::SecretString;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Everything ingest needs to run.
-#[derive(Clone)]
+/// Everything ingest needs to run. `Debug` shows no secret (keys and URL passwords redacted).
+#[derive(Debug, Clone)]
 pub struct Config {
-    /// NATS, the event log and the admin key.
+    /// NATS, the event log and how HTTP is served.
     pub common: CommonConfig,
+    /// `ADMIN_KEY`: the operator's secret, refused on the plugin routes.
+    pub admin_key: SecretString,
     /// `BIND_ADDR` (default `127.0.0.1:8081`); port 0 picks a free port.
     pub bind_addr: SocketAddr,
     /// `IP_HASH_KEY`: secret for the keyed hash of player IPs.
-    pub ip_hash_key: String,
+    pub ip_hash_key: SecretString,
     /// `PUBLISH_TIMEOUT_MS` (default 5000): how long a write waits for JetStream's ack.
     pub publish_timeout: Duration,
     /// `MAX_WRITES_IN_FLIGHT` (default 256): authenticated writes decoded and awaiting their
@@ -21,27 +24,51 @@ pub struct Config {
     pub max_writes_in_flight: usize,
 }
 
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config")
-            .field("common", &self.common)
-            .field("bind_addr", &self.bind_addr)
-            .field("ip_hash_key", &"<redacted>")
-            .field("publish_timeout", &self.publish_timeout)
-            .field("max_writes_in_flight", &self.max_writes_in_flight)
-            .finish()
-    }
-}
-
 impl Config {
     /// Reads the settings from the environment.
     pub fn from_env() -> anyhow::Result<Config> {
         Ok(Config {
             common: CommonConfig::from_env()?,
+            admin_key: admin_key()?,
             bind_addr: or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8081)))?,
-            ip_hash_key: required("IP_HASH_KEY")?,
+            ip_hash_key: required_secret("IP_HASH_KEY")?,
             publish_timeout: Duration::from_millis(or_default("PUBLISH_TIMEOUT_MS", 5000)?),
             max_writes_in_flight: or_default("MAX_WRITES_IN_FLIGHT", 256usize)?.max(1),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::event_log::EventLogConfig;
+    use shared::serve::ServeLimits;
+    use shared::telemetry::LogFormat;
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let config = Config {
+            common: CommonConfig {
+                nats_url: "nats://warden:nats-pass-0451@nats:4222".into(),
+                event_log: EventLogConfig::default(),
+                log_format: LogFormat::Json,
+                serve: ServeLimits::default(),
+                key_usage_flush: Duration::from_secs(30),
+            },
+            admin_key: "wdn_admin_0123456789abcdef".into(),
+            bind_addr: SocketAddr::from(([127, 0, 0, 1], 8081)),
+            ip_hash_key: "ip-hash-key-9f8e7d".into(),
+            publish_timeout: Duration::from_secs(5),
+            max_writes_in_flight: 256,
+        };
+        let shown = format!("{config:?} {config:#?}");
+        for secret in [
+            "nats-pass-0451",
+            "wdn_admin_0123456789abcdef",
+            "ip-hash-key-9f8e7d",
+        ] {
+            assert!(!shown.contains(secret), "{secret} printed in {shown}");
+        }
+        assert!(shown.contains("nats://warden:***@nats:4222"), "{shown}");
     }
 }

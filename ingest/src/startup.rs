@@ -11,9 +11,11 @@ use serde_json::json;
 use shared::health::{Readiness, finish_router, ops_router};
 use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
+use shared::nats;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
 use shared::serve::{ServeLimits, serve};
+use shared::shutdown::within_deadline;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -35,11 +37,9 @@ impl Ingest {
     /// Connects to NATS, checks the event stream, and starts mirroring the key bucket.
     pub async fn build(config: &Config, shutdown: CancellationToken) -> anyhow::Result<Ingest> {
         let log = &config.common.event_log;
-        let client = async_nats::ConnectOptions::new()
-            .name("warden-ingest")
-            .connect(config.common.nats_servers())
-            .await
-            .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
+        let client = nats::connect("warden-ingest", &config.common.nats_url)
+            .await?
+            .client;
         let max_payload = client.server_info().max_payload;
         anyhow::ensure!(
             max_payload >= MIN_MAX_PAYLOAD,
@@ -47,14 +47,10 @@ impl Ingest {
              (e.g. `max_payload: 8MB`) so a full batch fits in one log message"
         );
         let js = jetstream::new(client.clone());
-        let stream = js
-            .get_or_create_stream(log.stream_config())
-            .await
-            .with_context(|| format!("opening event stream {}", log.stream))?;
-        log.check(&stream.cached_info().config)?;
-        let bucket = open_bucket(&js, log.key_bucket_config()).await?;
-        let rates = open_bucket(&js, log.rate_bucket_config()).await?;
-        let keys = Arc::new(KeyDirectory::new(&config.common.admin_key));
+        nats::open_event_stream(&js, log).await?;
+        let bucket = nats::open_bucket(&js, log.key_bucket_config()).await?;
+        let rates = nats::open_bucket(&js, log.rate_bucket_config()).await?;
+        let keys = Arc::new(KeyDirectory::new(config.admin_key.expose()));
         DirectorySync::new(client.clone(), bucket, keys.clone()).spawn(shutdown.clone());
         let key_usage = Arc::new(KeyUsage::new());
         tokio::spawn(report_key_usage(
@@ -70,7 +66,7 @@ impl Ingest {
             keys: keys.clone(),
             publisher: publisher.clone(),
             subjects: log.subjects(),
-            ip_hasher: IpHasher::new(config.ip_hash_key.as_bytes()),
+            ip_hasher: IpHasher::new(config.ip_hash_key.expose().as_bytes()),
             limiter: Arc::new(Limiter::new(rates)),
             key_usage,
             body_read_timeout: config.common.serve.body_read_timeout,
@@ -111,24 +107,6 @@ impl Ingest {
     }
 }
 
-/// Opens a KV bucket, creating it when it does not exist yet (another service may race us).
-async fn open_bucket(
-    js: &jetstream::Context,
-    config: jetstream::kv::Config,
-) -> anyhow::Result<jetstream::kv::Store> {
-    if let Ok(bucket) = js.get_key_value(&config.bucket).await {
-        return Ok(bucket);
-    }
-    let name = config.bucket.clone();
-    match js.create_key_value(config).await {
-        Ok(bucket) => Ok(bucket),
-        Err(_) => js
-            .get_key_value(&name)
-            .await
-            .with_context(|| format!("opening bucket {name}")),
-    }
-}
-
 /// Ingest as a standalone HTTP service.
 pub struct App {
     listener: TcpListener,
@@ -158,9 +136,11 @@ impl App {
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
-    /// Serves until `shutdown` is cancelled, then drains open requests.
+    /// Serves until `shutdown` is cancelled, then drains open requests for at most the
+    /// shutdown deadline ([`shared::shutdown::SHUTDOWN_DEADLINE`]).
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        serve(self.listener, self.router, &self.limits, shutdown).await?;
+        let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
+        within_deadline("ingest's in-flight requests", &shutdown, server).await?;
         Ok(())
     }
 }

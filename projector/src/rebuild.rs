@@ -249,18 +249,12 @@ async fn live_position(pool: &PgPool, names: &[&'static str]) -> Result<u64, sql
 }
 
 async fn open_stream(config: &Config) -> anyhow::Result<async_nats::jetstream::stream::Stream> {
-    let client = async_nats::ConnectOptions::new()
-        .name("warden-projector-rebuild")
-        .connect(config.common.nats_servers())
-        .await
-        .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
-    let event_log = &config.common.event_log;
-    let stream = async_nats::jetstream::new(client)
-        .get_stream(&event_log.stream)
-        .await
-        .with_context(|| format!("opening the event stream '{}'", event_log.stream))?;
-    event_log.check(&stream.cached_info().config)?;
-    Ok(stream)
+    let nats = shared::nats::connect("warden-projector-rebuild", &config.common.nats_url).await?;
+    shared::nats::existing_event_stream(
+        &async_nats::jetstream::new(nats.client),
+        &config.common.event_log,
+    )
+    .await
 }
 
 fn is_lock_timeout(error: &anyhow::Error) -> bool {

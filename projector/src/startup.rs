@@ -9,17 +9,14 @@ use async_nats::jetstream;
 use serde_json::json;
 use shared::health::{Readiness, finish_router, ops_router};
 use shared::serve::{ServeLimits, serve};
+use shared::shutdown::within_deadline;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-
-/// How long a readiness probe may take before it counts as failed.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The event-log consumer that keeps the read models up to date.
 pub struct Projector {
@@ -52,25 +49,11 @@ impl Projector {
             .await
             .context("applying the projector's migrations")?;
 
-        let (reconnected, reconnects) = tokio::sync::watch::channel(0u64);
-        let client = async_nats::ConnectOptions::new()
-            .name("warden-projector")
-            .event_callback(connection_events(reconnected))
-            .connect(config.common.nats_servers())
-            .await
-            .with_context(|| format!("connecting to NATS at {}", config.common.nats_url))?;
+        let shared::nats::Connection { client, reconnects } =
+            shared::nats::connect("warden-projector", &config.common.nats_url).await?;
         let event_log = &config.common.event_log;
         let js = jetstream::new(client.clone());
-        let stream = js
-            .get_or_create_stream(event_log.stream_config())
-            .await
-            .with_context(|| {
-                format!(
-                    "getting or creating the event stream '{}'",
-                    event_log.stream
-                )
-            })?;
-        event_log.check(&stream.cached_info().config)?;
+        let stream = shared::nats::open_event_stream(&js, event_log).await?;
 
         let names = projections::checkpoint_names();
         crate::checkpoint::ensure(&pool, &names).await?;
@@ -92,29 +75,8 @@ impl Projector {
     }
 }
 
-/// Logs the NATS client's connection events and counts reconnections into `reconnected`.
-fn connection_events(
-    reconnected: watch::Sender<u64>,
-) -> impl Fn(async_nats::Event) -> std::future::Ready<()> + Send + Sync + 'static {
-    let disconnected = AtomicBool::new(false);
-    move |event| {
-        match event {
-            async_nats::Event::Connected => {
-                if disconnected.swap(false, Ordering::Relaxed) {
-                    tracing::info!("reconnected to NATS");
-                    reconnected.send_modify(|count| *count += 1);
-                }
-            }
-            async_nats::Event::Disconnected => {
-                disconnected.store(true, Ordering::Relaxed);
-                tracing::warn!("disconnected from NATS; reconnecting");
-            }
-            other => tracing::info!(event = %other, "NATS connection event"),
-        }
-        std::future::ready(())
-    }
-}
-
+/// The projector's probes; [`Readiness`] bounds each by its timeout, so a PostgreSQL or stream
+/// that hangs fails its probe instead of hanging `/readyz`.
 fn readiness(
     pool: &PgPool,
     client: &async_nats::Client,
@@ -132,11 +94,9 @@ fn readiness(
         .with("projector_postgres", move || {
             let pool = pool.clone();
             async move {
-                let ping = sqlx::query("SELECT 1").execute(&pool);
-                match tokio::time::timeout(PROBE_TIMEOUT, ping).await {
-                    Ok(Ok(_)) => Ok(json!({})),
-                    Ok(Err(e)) => Err(format!("PostgreSQL unreachable: {e}")),
-                    Err(_) => Err("PostgreSQL did not answer in time".to_owned()),
+                match sqlx::query("SELECT 1").execute(&pool).await {
+                    Ok(_) => Ok(json!({})),
+                    Err(e) => Err(format!("PostgreSQL unreachable: {e}")),
                 }
             }
         })
@@ -151,14 +111,7 @@ fn readiness(
         })
         .with("projector_lag", move || {
             let (stream, progress, pool) = (stream.clone(), progress.clone(), lag_pool.clone());
-            async move {
-                match tokio::time::timeout(PROBE_TIMEOUT, lag::measure(&stream, &progress, &pool))
-                    .await
-                {
-                    Ok(result) => result,
-                    Err(_) => Err("the event stream did not answer in time".to_owned()),
-                }
-            }
+            async move { lag::measure(&stream, &progress, &pool).await }
         })
 }
 
@@ -249,25 +202,29 @@ impl App {
     }
 
     /// Projects and serves `/healthz`, `/readyz` and `/metrics` until `shutdown`; when either
-    /// half fails, the other is stopped too.
+    /// half fails, the other is stopped too. Once stopping, both get the shutdown deadline
+    /// ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let stop = shutdown.child_token();
         let router = finish_router(ops_router(self.projector.readiness.clone()));
         let serving = serve(self.listener, router, &self.limits, stop.clone());
-        let (projected, served) = tokio::join!(
-            async {
-                let result = self.projector.run(stop.clone()).await;
-                stop.cancel();
-                result
-            },
-            async {
-                let result = serving.await;
-                stop.cancel();
-                result
-            }
-        );
-        projected?;
-        served.context("serving the ops endpoints")?;
-        Ok(())
+        let running = async {
+            let (projected, served) = tokio::join!(
+                async {
+                    let result = self.projector.run(stop.clone()).await;
+                    stop.cancel();
+                    result
+                },
+                async {
+                    let result = serving.await;
+                    stop.cancel();
+                    result
+                }
+            );
+            projected?;
+            served.context("serving the ops endpoints")?;
+            Ok(())
+        };
+        within_deadline("the projector", &stop, running).await
     }
 }

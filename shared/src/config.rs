@@ -1,6 +1,7 @@
 //! Configuration read from the environment, shared by every service.
 
 use crate::event_log::EventLogConfig;
+use crate::secret::{NatsUrl, RedactedUrl, SecretString};
 use crate::serve::ServeLimits;
 use crate::telemetry::LogFormat;
 use std::str::FromStr;
@@ -44,16 +45,15 @@ where
     }
 }
 
-/// The settings every service shares: where NATS and the log are, and the admin key.
-#[derive(Clone)]
+/// The settings every service shares: where NATS and the log are, and how HTTP is served.
+/// Holds no key: `ADMIN_KEY` is read by the services that check it ([`admin_key`]).
+#[derive(Debug, Clone)]
 pub struct CommonConfig {
-    /// `NATS_URL` (default `nats://127.0.0.1:4222`).
-    pub nats_url: String,
+    /// `NATS_URL` (default `nats://127.0.0.1:4222`); formats with credentials redacted.
+    pub nats_url: NatsUrl,
     /// `EVENT_STREAM`, `SUBJECT_PREFIX`, `STREAM_REPLICAS`, `DUPLICATE_WINDOW_SECS`, `KEY_BUCKET`,
     /// `RATE_BUCKET`.
     pub event_log: EventLogConfig,
-    /// `ADMIN_KEY`: the operator's secret for the admin API.
-    pub admin_key: String,
     /// `LOG_FORMAT`: `pretty` (default) or `json`.
     pub log_format: LogFormat,
     /// `MAX_CONNECTIONS`, `HEADER_READ_TIMEOUT_SECS`, `BODY_READ_TIMEOUT_SECS`,
@@ -64,16 +64,41 @@ pub struct CommonConfig {
     pub key_usage_flush: Duration,
 }
 
-impl std::fmt::Debug for CommonConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommonConfig")
-            .field("nats_url", &self.nats_url)
-            .field("event_log", &self.event_log)
-            .field("admin_key", &"<redacted>")
-            .field("serve", &self.serve)
-            .field("key_usage_flush", &self.key_usage_flush)
-            .finish()
-    }
+/// `ADMIN_KEY` (required): the operator's secret for the admin API, read by ingest (to refuse
+/// it on plugin routes) and query-api (to accept it on admin routes); the projector needs none.
+pub fn admin_key() -> Result<SecretString, ConfigError> {
+    required("ADMIN_KEY").map(SecretString::from)
+}
+
+/// A required variable holding a secret.
+pub fn required_secret(name: &'static str) -> Result<SecretString, ConfigError> {
+    required(name).map(SecretString::from)
+}
+
+/// An optional variable holding a secret (unset or empty is `None`).
+pub fn optional_secret(name: &'static str) -> Option<SecretString> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(SecretString::from)
+}
+
+/// A required connection URL (e.g. `DATABASE_URL`), redacted when formatted.
+pub fn required_url(name: &'static str) -> Result<RedactedUrl, ConfigError> {
+    required(name).map(RedactedUrl::from)
+}
+
+/// An optional connection URL (unset or empty is `None`).
+pub fn optional_url(name: &'static str) -> Option<RedactedUrl> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(RedactedUrl::from)
+}
+
+/// `NATS_URL` (default `nats://127.0.0.1:4222`).
+pub fn nats_url() -> Result<NatsUrl, ConfigError> {
+    or_default("NATS_URL", "nats://127.0.0.1:4222".to_owned()).map(NatsUrl::from)
 }
 
 impl CommonConfig {
@@ -81,7 +106,7 @@ impl CommonConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
         let defaults = EventLogConfig::default();
         Ok(Self {
-            nats_url: or_default("NATS_URL", "nats://127.0.0.1:4222".to_owned())?,
+            nats_url: nats_url()?,
             event_log: EventLogConfig {
                 stream: or_default("EVENT_STREAM", defaults.stream)?,
                 subject_prefix: or_default("SUBJECT_PREFIX", defaults.subject_prefix)?,
@@ -93,7 +118,6 @@ impl CommonConfig {
                 key_bucket: or_default("KEY_BUCKET", defaults.key_bucket)?,
                 rate_bucket: or_default("RATE_BUCKET", defaults.rate_bucket)?,
             },
-            admin_key: required("ADMIN_KEY")?,
             log_format: LogFormat::parse(&or_default("LOG_FORMAT", "pretty".to_owned())?),
             serve: ServeLimits::from_env()?,
             key_usage_flush: Duration::from_secs(or_default("KEY_USAGE_FLUSH_SECS", 30)?.max(1)),
@@ -105,7 +129,7 @@ impl CommonConfig {
     /// The servers named by `NATS_URL`: one URL, or a comma-separated list of a cluster's
     /// members (async-nats reads a single string as one URL, so the list is split here).
     pub fn nats_servers(&self) -> Vec<String> {
-        nats_servers(&self.nats_url)
+        nats_servers(self.nats_url.expose())
     }
 }
 

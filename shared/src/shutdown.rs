@@ -5,7 +5,10 @@ use std::future::Future;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// How long a service may take to drain after a shutdown signal.
+/// How long a service may take to drain after a shutdown signal: the one deadline every
+/// binary and every in-process `run_until_stopped` uses. Below the 30 s an orchestrator waits
+/// before SIGKILL (`terminationGracePeriodSeconds` in `deploy/k8s`), so a process that
+/// overruns it still exits on its own and says so.
 pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(20);
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -52,4 +55,29 @@ pub async fn run_until_signal<T>(
     }
     token.cancel();
     tokio::time::timeout(SHUTDOWN_DEADLINE, service).await.ok()
+}
+
+/// Drives `service` to its end, but once `token` is cancelled gives it only
+/// [`SHUTDOWN_DEADLINE`] more; past it, logs that `what` was cut short and returns `Ok(())`
+/// (what was still open is dropped). Every `run_until_stopped` drains through this.
+pub async fn within_deadline<E>(
+    what: &str,
+    token: &CancellationToken,
+    service: impl Future<Output = Result<(), E>>,
+) -> Result<(), E> {
+    tokio::pin!(service);
+    tokio::select! {
+        result = &mut service => return result,
+        () = token.cancelled() => {}
+    }
+    match tokio::time::timeout(SHUTDOWN_DEADLINE, service).await {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::warn!(
+                deadline_s = SHUTDOWN_DEADLINE.as_secs(),
+                "{what} did not finish within the shutdown deadline"
+            );
+            Ok(())
+        }
+    }
 }

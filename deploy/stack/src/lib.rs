@@ -14,10 +14,14 @@ use serde_json::Value;
 use shared::config::or_default;
 use shared::health::{finish_router, ops_router};
 use shared::serve::{ServeLimits, serve};
+use shared::shutdown::within_deadline;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
+#[cfg(test)]
+mod config_tests;
 
 /// The three services' settings, and the one address they share.
 #[derive(Debug, Clone)]
@@ -94,12 +98,16 @@ impl Stack {
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
-    /// Serves and projects until `shutdown` is cancelled.
+    /// Serves and projects until `shutdown` is cancelled, then gives both the shutdown
+    /// deadline ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
-        let (served, projected) = tokio::join!(server, self.projector.run(shutdown));
-        served?;
-        projected
+        let running = async {
+            let (served, projected) = tokio::join!(server, self.projector.run(shutdown.clone()));
+            served?;
+            projected
+        };
+        within_deadline("the stack", &shutdown, running).await
     }
 }
 

@@ -33,13 +33,13 @@ pub struct TestIngest {
 pub fn config(nats_url: String, log: EventLogConfig, admin_key: &str) -> Config {
     Config {
         common: CommonConfig {
-            nats_url,
+            nats_url: nats_url.into(),
             event_log: log,
-            admin_key: admin_key.to_owned(),
             log_format: LogFormat::Pretty,
             serve: ServeLimits::default(),
             key_usage_flush: Duration::from_millis(200),
         },
+        admin_key: admin_key.into(),
         bind_addr: "127.0.0.1:0".parse().expect("addr"),
         ip_hash_key: "test-ip-key".into(),
         publish_timeout: Duration::from_secs(2),

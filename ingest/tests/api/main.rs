@@ -11,5 +11,6 @@ mod log_failures;
 mod rate_limits;
 mod request_heads;
 mod route_families;
+mod start_up;
 mod storable;
 mod writes;

@@ -41,11 +41,12 @@ pub(crate) fn spawn_projector(h: &Harness) -> anyhow::Result<Child> {
         }
     };
     Ok(Command::new(env!("CARGO_BIN_EXE_projector"))
-        .env("DATABASE_URL", &h.config.database_url)
-        .env("NATS_URL", &h.config.common.nats_url)
+        .env("DATABASE_URL", h.config.database_url.expose())
+        .env("NATS_URL", h.config.common.nats_url.expose())
         .env("EVENT_STREAM", &log.stream)
         .env("SUBJECT_PREFIX", &log.subject_prefix)
-        .env("ADMIN_KEY", &h.config.common.admin_key)
+        // The projector serves no API and must start without the operator's key.
+        .env_remove("ADMIN_KEY")
         .env("BIND_ADDR", "127.0.0.1:0")
         // Small chunks: many commits, so kills land mid-chunk and between commits alike.
         .env("PROJECTOR_BATCH_MAX", "4")

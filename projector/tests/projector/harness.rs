@@ -46,18 +46,17 @@ impl Harness {
         let id = Uuid::new_v4().simple().to_string();
         let config = Config {
             common: CommonConfig {
-                nats_url: nats.url(),
+                nats_url: nats.url().into(),
                 event_log: EventLogConfig {
                     stream: format!("EV_{id}"),
                     subject_prefix: format!("t{id}"),
                     ..EventLogConfig::default()
                 },
-                admin_key: "test-admin-key".to_owned(),
                 log_format: LogFormat::Pretty,
                 serve: shared::serve::ServeLimits::default(),
                 key_usage_flush: Duration::from_secs(30),
             },
-            database_url: db.url.clone(),
+            database_url: db.url.clone().into(),
             bind_addr: "127.0.0.1:0".parse()?,
             batch_max: 500,
             batch_wait: Duration::from_millis(20),

@@ -210,7 +210,7 @@ pub(crate) async fn checkpoints(pool: &PgPool) -> anyhow::Result<Vec<(String, i6
 pub(crate) async fn fresh_fold(h: &Harness, last: u64) -> anyhow::Result<TestDb> {
     let db = TestDb::create().await?;
     let mut config = h.config.clone();
-    config.database_url = db.url.clone();
+    config.database_url = db.url.clone().into();
     let projector = Projector::build(&config).await?;
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(projector.run(shutdown.clone()));

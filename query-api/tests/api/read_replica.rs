@@ -32,7 +32,7 @@ async fn dashboard_reads_go_to_the_read_database() -> anyhow::Result<()> {
     .await?;
 
     let mut config = dashboard.app.config.clone();
-    config.read_database_url = Some(replica.url.clone());
+    config.read_database_url = Some(replica.url.clone().into());
     let (addr, shutdown) = start(config, &dashboard.app.client).await?;
     let response = dashboard
         .app

@@ -1,0 +1,113 @@
+//! Opening NATS the same way in every service: the connection, the KV buckets, and the event
+//! stream with its start-up check.
+//!
+//! Start-up glue, so errors are `anyhow` with the context an operator needs (which server,
+//! which stream, which bucket); URLs in them are redacted ([`NatsUrl`]).
+
+use crate::event_log::EventLogConfig;
+use crate::secret::NatsUrl;
+use anyhow::Context;
+use async_nats::jetstream::{self, kv, stream::Stream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::watch;
+
+/// A NATS client, and how often it has reconnected since it first connected.
+pub struct Connection {
+    /// The client.
+    pub client: async_nats::Client,
+    /// Counts reconnections (not the first connection): a consumer that must resume from
+    /// its own checkpoint after a broken connection watches it.
+    pub reconnects: watch::Receiver<u64>,
+}
+
+/// Connects to the servers of `url` as `name` (shown in the server's connection list), logging
+/// disconnections and reconnections. Fails when no server answers: a service does not start
+/// without its broker.
+pub async fn connect(name: &str, url: &NatsUrl) -> anyhow::Result<Connection> {
+    let (reconnected, reconnects) = watch::channel(0u64);
+    let client = async_nats::ConnectOptions::new()
+        .name(name)
+        .event_callback(connection_events(reconnected))
+        .connect(crate::config::nats_servers(url.expose()))
+        .await
+        .with_context(|| format!("connecting to NATS at {url}"))?;
+    Ok(Connection { client, reconnects })
+}
+
+/// Logs the client's connection events and counts reconnections into `reconnected`.
+fn connection_events(
+    reconnected: watch::Sender<u64>,
+) -> impl Fn(async_nats::Event) -> std::future::Ready<()> + Send + Sync + 'static {
+    let disconnected = AtomicBool::new(false);
+    move |event| {
+        match event {
+            async_nats::Event::Connected => {
+                if disconnected.swap(false, Ordering::Relaxed) {
+                    tracing::info!("reconnected to NATS");
+                    reconnected.send_modify(|count| *count += 1);
+                }
+            }
+            async_nats::Event::Disconnected => {
+                disconnected.store(true, Ordering::Relaxed);
+                tracing::warn!("disconnected from NATS; reconnecting");
+            }
+            other => tracing::info!(event = %other, "NATS connection event"),
+        }
+        std::future::ready(())
+    }
+}
+
+/// Opens a KV bucket, creating it when it does not exist yet. Another service may create it
+/// at the same moment, so a failed create is followed by one more open.
+pub async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> anyhow::Result<kv::Store> {
+    if let Ok(bucket) = js.get_key_value(&config.bucket).await {
+        return Ok(bucket);
+    }
+    let name = config.bucket.clone();
+    match js.create_key_value(config).await {
+        Ok(bucket) => Ok(bucket),
+        Err(_) => js
+            .get_key_value(&name)
+            .await
+            .with_context(|| format!("opening the bucket '{name}'")),
+    }
+}
+
+/// Gets or creates the event stream, then checks its configuration as the server reports it
+/// now, refusing to go on when it is not shaped as the log requires.
+pub async fn open_event_stream(
+    js: &jetstream::Context,
+    log: &EventLogConfig,
+) -> anyhow::Result<Stream> {
+    let mut stream = js
+        .get_or_create_stream(log.stream_config())
+        .await
+        .with_context(|| format!("getting or creating the event stream '{}'", log.stream))?;
+    check_event_stream(&mut stream, log).await?;
+    Ok(stream)
+}
+
+/// Opens the event stream, which must exist already (tools that only read it), and checks it
+/// as [`open_event_stream`] does.
+pub async fn existing_event_stream(
+    js: &jetstream::Context,
+    log: &EventLogConfig,
+) -> anyhow::Result<Stream> {
+    let mut stream = js
+        .get_stream(&log.stream)
+        .await
+        .with_context(|| format!("opening the event stream '{}'", log.stream))?;
+    check_event_stream(&mut stream, log).await?;
+    Ok(stream)
+}
+
+/// Asks the server for the stream's configuration (never the copy cached when the handle was
+/// made, which may predate an edit) and compares it with what the log needs.
+pub async fn check_event_stream(stream: &mut Stream, log: &EventLogConfig) -> anyhow::Result<()> {
+    let info = stream
+        .info()
+        .await
+        .with_context(|| format!("reading the configuration of event stream '{}'", log.stream))?;
+    log.check(&info.config)?;
+    Ok(())
+}
