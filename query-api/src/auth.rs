@@ -5,20 +5,19 @@
 //! | admin | [`AdminCaller`] | the operator's admin key | none |
 //! | dashboard (and the live stream) | [`DashboardCaller`] | a dashboard key; `.0.account_id` scopes every read | 60/min per key; a stream counts once, when it opens |
 //! | public | [`PublicClient`] | anyone | 30/min per client IP |
-//! | dashboard pages | [`SignedIn`](crate::pages::gate::SignedIn) | a team member's session cookie; state-changing requests same-origin only | none (sign-in has its own: 10/min per login, 30/min per IP) |
+//! | dashboard pages | [`SignedIn`](crate::pages::gate::SignedIn) | a team member's session cookie; state-changing requests same-origin only | none, but the events list, its live stream and a funnel run count against the dashboard quota per member ([`crate::pages::quota`]); sign-in has its own: 10/min per login, 30/min per IP |
 //! | sign-in and invite pages | [`Visitor`](crate::pages::gate::Visitor) | anyone; state-changing requests same-origin only | none here (see above) |
 //!
 //! Each family's routes are a router of its own type ([`AdminRoutes`], ...), mounted in
-//! `routes::router` behind its gate. The documentation pages (`/api/docs`, `/events` and its
-//! assets) are the only routes outside a family: static, keyless and unmetered.
+//! `routes::router` behind its gate. The documentation pages (`/api/docs`) and the dashboard's
+//! assets are the only routes outside a family: static, keyless and unmetered.
 
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
 use axum::response::Response;
-use chrono::Utc;
-use shared::gate::{Family, Gated, Meter, key_caller};
+use shared::gate::{Family, Gated, Meter, key_caller, key_caller_in_use};
 use shared::keys::{Caller, KeyKind};
 use shared::rate_limit::{Quota, client_ip};
 use std::net::{IpAddr, SocketAddr};
@@ -62,17 +61,12 @@ impl Family<AppState> for AdminCaller {
 
 impl Family<AppState> for DashboardCaller {
     async fn admit(parts: &Parts, state: &AppState) -> Result<Self, Response> {
-        let caller = key_caller(&parts.headers, &state.keys, KeyKind::Dashboard)?;
-        state.key_usage.record(caller.key_id, Utc::now());
-        Ok(DashboardCaller(caller))
+        let (keys, usage) = (&state.keys, &state.key_usage);
+        key_caller_in_use(&parts.headers, keys, usage, KeyKind::Dashboard).map(DashboardCaller)
     }
 
     fn meter<'a>(&self, state: &'a AppState) -> Option<Meter<'a>> {
-        Some(Meter {
-            limiter: &state.limiter,
-            quota: Quota::Dashboard,
-            client: self.0.key_id.to_string(),
-        })
+        Some(Meter::per_key(&state.limiter, Quota::Dashboard, &self.0))
     }
 }
 

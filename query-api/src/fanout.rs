@@ -11,6 +11,7 @@ use async_nats::jetstream::{self, consumer::DeliverPolicy, consumer::pull::Order
 use futures::StreamExt;
 use shared::envelope::{LogMessage, stream_sequence_of};
 use shared::event_log::EventLogConfig;
+use shared::records::RecordKind;
 use shared::timeline::{TimelineEvent, events_of};
 use std::sync::Arc;
 use std::time::Duration;
@@ -175,6 +176,63 @@ impl LiveEvents {
             }
         }
         Ok(Some(reached))
+    }
+}
+
+impl LiveEvents {
+    /// The log's last stream sequence now: a page that shows what the read models hold hands
+    /// it to its live stream, which starts right after it (nothing written between the page
+    /// and the stream's opening is missed).
+    pub async fn log_position(&self) -> anyhow::Result<u64> {
+        let mut stream = self.jetstream.get_stream(&self.log.stream).await?;
+        Ok(stream.info().await?.state.last_sequence)
+    }
+
+    /// `account`'s log messages of `kinds`, in log order, from stream sequence `start` (the
+    /// end of the log when `None`), with their stream sequences.
+    ///
+    /// For a stream that needs records the timeline (and so the ring) does not carry, such as
+    /// anti-cheat flags, in one order with those it does: one ephemeral ordered consumer per
+    /// call, filtered by the server so only those kinds travel, read at the caller's pace.
+    /// Undecodable messages are skipped (they are the projector's to park).
+    pub async fn records(
+        &self,
+        account: Uuid,
+        kinds: &[RecordKind],
+        start: Option<u64>,
+    ) -> anyhow::Result<impl futures::Stream<Item = anyhow::Result<(u64, LogMessage)>> + Send + use<>>
+    {
+        let deliver_policy = match start {
+            Some(start_sequence) => DeliverPolicy::ByStartSequence {
+                start_sequence: start_sequence.max(1),
+            },
+            None => DeliverPolicy::New,
+        };
+        let subjects = self.log.subjects();
+        let stream = self.jetstream.get_stream(&self.log.stream).await?;
+        let consumer = stream
+            .create_consumer(OrderedConfig {
+                filter_subjects: kinds
+                    .iter()
+                    .map(|kind| subjects.for_records(account, *kind, None))
+                    .collect(),
+                deliver_policy,
+                ..Default::default()
+            })
+            .await?;
+        let messages = consumer.messages().await?;
+        Ok(messages.filter_map(|message| async move {
+            let decoded = message.map_err(anyhow::Error::from).and_then(|message| {
+                let sequence = message
+                    .info()
+                    .map_err(|e| anyhow::anyhow!("{e}"))?
+                    .stream_sequence;
+                Ok(LogMessage::decode(&message.payload)
+                    .ok()
+                    .map(|decoded| (sequence, decoded)))
+            });
+            decoded.transpose()
+        }))
     }
 }
 

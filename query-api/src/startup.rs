@@ -10,18 +10,16 @@ use anyhow::Context;
 use async_nats::jetstream::{self, kv};
 use serde_json::json;
 use shared::event_log::EventLogConfig;
-use shared::health::{Readiness, finish_router, ops_router};
+use shared::health::Readiness;
 use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
 use shared::rate_limit::Limiter;
-use shared::serve::{ServeLimits, serve};
-use shared::shutdown::within_deadline;
+use shared::serve::{BoundRouter, ServeLimits};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 /// Everything the service serves, built but not yet listening.
@@ -35,7 +33,10 @@ pub struct QueryApi {
 impl QueryApi {
     /// Paths whose responses are long-lived streams: whoever serves [`QueryApi::api`] exempts
     /// them from the request deadline ([`ServeLimits::long_lived_paths`]).
-    pub const LONG_LIVED_PATHS: &'static [&'static str] = &[routes::events_stream::PATH];
+    pub const LONG_LIVED_PATHS: &'static [&'static str] = &[
+        routes::events_stream::PATH,
+        crate::pages::activity_stream::PATH,
+    ];
 
     /// Connects PostgreSQL and NATS, checks the event stream, reconciles the key bucket with
     /// PostgreSQL and starts filling the key directory (until `shutdown`). Runs no migrations.
@@ -184,43 +185,31 @@ fn readiness(pool: PgPool, nats: async_nats::Client, keys: Arc<KeyDirectory>) ->
 }
 
 /// The service bound to its port.
-pub struct App {
-    listener: TcpListener,
-    router: axum::Router,
-    limits: ServeLimits,
-}
+pub struct App(BoundRouter);
 
 impl App {
     /// Builds [`QueryApi`], adds the ops routes and fallbacks, and binds `config.bind_addr`.
     pub async fn build(config: Config, shutdown: CancellationToken) -> anyhow::Result<App> {
         let api = QueryApi::build(&config, shutdown).await?;
-        let router = finish_router(api.api.merge(ops_router(api.readiness)));
-        let listener = TcpListener::bind(config.bind_addr)
+        let limits = ServeLimits {
+            long_lived_paths: QueryApi::LONG_LIVED_PATHS,
+            ..config.common.serve
+        };
+        BoundRouter::bind(config.bind_addr, api.api, api.readiness, limits)
             .await
-            .with_context(|| format!("binding {}", config.bind_addr))?;
-        Ok(App {
-            listener,
-            router,
-            limits: ServeLimits {
-                long_lived_paths: QueryApi::LONG_LIVED_PATHS,
-                ..config.common.serve
-            },
-        })
+            .map(App)
     }
 
     /// The bound address (the real port when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener
-            .local_addr()
-            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+        self.0.local_addr()
     }
 
     /// Serves until `shutdown`, then gives in-flight requests the shutdown deadline
     /// ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
-        within_deadline("query-api's in-flight requests", &shutdown, server)
+        self.0
+            .run_until_stopped("query-api's in-flight requests", shutdown)
             .await
-            .context("serving HTTP")
     }
 }

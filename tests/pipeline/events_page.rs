@@ -1,8 +1,9 @@
-//! The Events page in a real browser: `tests/browser/events_page.mjs` drives Debian's headless
-//! Chromium through the page against a running stack (filters, live events, pause, funnel).
-//! `./deploy/test.sh` installs chromium and the script's npm dependencies first.
+//! The Events and Funnels pages in a real browser: `tests/browser/events_page.mjs` signs in as
+//! a viewer and drives Debian's headless Chromium through the pages against a running stack
+//! (filters, live events, pause, a dropped connection, the funnel builder, sign-out ending the
+//! live feed). `./deploy/test.sh` installs chromium and the script's npm dependencies first.
 
-use pipeline_tests::TestStack;
+use pipeline_tests::{MEMBER_PASSWORD, TestStack};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -11,17 +12,17 @@ use std::time::Duration;
 
 const PLAYER_A: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 const PLAYER_B: &str = "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6";
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 /// The script bounds itself at 180 s; this only guards against a hung node.
 const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(240);
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     root.canonicalize().unwrap_or(root)
 }
 
 /// Fails (never skips) when something the browser test needs is missing.
-fn require_browser_tooling(root: &Path) {
+pub(crate) fn require_browser_tooling(root: &Path) {
     let install = "run ./deploy/test.sh, which installs chromium and the npm dependencies";
     let node = std::process::Command::new("node").arg("--version").output();
     assert!(
@@ -95,22 +96,32 @@ async fn the_events_page_filters_streams_live_and_builds_a_funnel_in_a_real_brow
     assert_eq!(status, 200);
     assert_eq!(page["items"].as_array().map_or(0, Vec::len), 4, "{page}");
 
-    let page = stack
-        .http
-        .get(format!("{}/events", stack.base))
-        .send()
+    // No key prompt and no data without a session: the page sends a visitor to sign in.
+    let no_redirects = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    for path in ["/events", "/funnels", "/events/stream", "/events/feed"] {
+        let answer = no_redirects
+            .get(format!("{}{path}", stack.base))
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(answer.status(), 303, "{path}");
+        assert_eq!(answer.headers()["location"], "/login", "{path}");
+    }
+    let login = "viewer@events.test";
+    stack
+        .create_member(&account.id, login, "Vera Viewer", "viewer")
         .await
-        .expect("GET /events");
-    assert_eq!(page.status(), 200);
-    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
-    let html = page.text().await.expect("html");
-    assert!(html.contains("/assets/events.js?v="), "{html}");
+        .expect("a viewer");
 
     let run = tokio::process::Command::new("node")
         .arg(root.join("tests/browser/events_page.mjs"))
         .current_dir(&root)
         .env("BASE_URL", &stack.base)
-        .env("DASHBOARD_KEY", &account.dashboard_key)
+        .env("LOGIN", login)
+        .env("PASSWORD", MEMBER_PASSWORD)
         .env("PLUGIN_KEY", &account.plugin_key)
         .env("LIVE_PLAYER_UUID", PLAYER_A)
         .env("EXPECTED_FUNNEL", "quest_started:2,quest_completed:1")

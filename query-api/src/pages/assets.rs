@@ -36,10 +36,28 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../../assets/app.css"),
     },
     Asset {
+        name: "activity.js",
+        vendored: None,
+        content_type: JS,
+        bytes: include_bytes!("../../assets/activity.js"),
+    },
+    Asset {
         name: "charts.js",
         vendored: None,
         content_type: JS,
         bytes: include_bytes!("../../assets/charts.js"),
+    },
+    Asset {
+        name: "events.css",
+        vendored: None,
+        content_type: CSS,
+        bytes: include_bytes!("../../assets/events.css"),
+    },
+    Asset {
+        name: "events.js",
+        vendored: None,
+        content_type: JS,
+        bytes: include_bytes!("../../assets/events.js"),
     },
     Asset {
         name: "htmx.min.js",

@@ -10,15 +10,25 @@
 //! - Forms are plain POSTs answered with a redirect (or the page again, with what went wrong),
 //!   so everything works without JavaScript; htmx (`hx-boost`) only makes it smoother.
 
+pub mod activity;
+pub mod activity_stream;
 pub mod assets;
 pub mod audit;
+pub mod charts;
+pub mod display;
 pub mod error;
+pub mod events;
 pub mod form;
+pub mod funnels;
 pub mod gate;
 pub mod invite;
 pub mod login;
 pub mod overview;
+pub mod params;
+pub mod quota;
+pub mod servers;
 pub mod settings;
+pub mod staff;
 pub mod team;
 
 use crate::state::AppState;
@@ -47,8 +57,8 @@ pub struct Page {
     pub area: Area,
 }
 
-/// The navigation bar, in order. Pages built elsewhere (`/events`) or later are listed too: the
-/// bar is where a member learns what their role opens.
+/// The navigation bar, in order. Pages built later are listed too: the bar is where a member
+/// learns what their role opens.
 #[rustfmt::skip]
 pub const PAGES: &[Page] = &[
     Page { path: "/", title: "Overview", area: Area::Overview },
@@ -141,6 +151,10 @@ pub fn router(state: AppState) -> Router {
 fn signed_in() -> PageRoutes {
     Router::new()
         .merge(overview::router())
+        .merge(servers::router())
+        .merge(staff::router())
+        .merge(events::router())
+        .merge(funnels::router())
         .merge(login::signed_in_router())
         .merge(team::router())
         .merge(settings::router())

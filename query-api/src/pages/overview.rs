@@ -1,20 +1,29 @@
-//! `/`: the Overview. For now the network at a glance (servers online of total, players online
-//! now), read with the same query as `GET /api/servers`; `/overview/summary` is the partial htmx
-//! refreshes every 30 seconds.
+//! `/`: the Overview. Servers online of total and players online now, each server's TPS, the
+//! network's players online over the last 24 hours (a chart with an hourly table), staff online
+//! now, and the activity feed (the latest items as rendered; `activity_stream.rs` adds new ones
+//! live). Everything comes from [`crate::queries::overview`], as `GET /api/overview` does.
+//! `/overview/summary` is the partial htmx refreshes every 30 seconds.
 
+use super::activity::{ActivityItem, visible_to};
+use super::charts::{self, HourRow};
+use super::display;
 use super::error::PageError;
 use super::gate::{PageRoutes, SignedIn};
-use super::{Shell, render};
-use crate::routes::servers::server_statuses;
+use super::{Shell, activity_stream, render};
+use crate::queries::overview::overview as read_overview;
+use crate::routes::servers::{ServerStatus, server_statuses};
+use crate::routes::staff::StaffMember;
 use crate::state::AppState;
 use askama::Template;
 use axum::Router;
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
+use chrono::Utc;
+use uuid::Uuid;
 
-/// The network at a glance.
-#[derive(Debug, Clone, Copy)]
+/// The network at a glance, and each server now.
+#[derive(Debug)]
 pub struct Summary {
     /// Servers online now.
     pub servers_online: usize,
@@ -22,6 +31,37 @@ pub struct Summary {
     pub servers_total: usize,
     /// Players on the online servers at their last heartbeat.
     pub players_online: i64,
+    /// Every server, ordered by name.
+    pub servers: Vec<ServerStatus>,
+}
+
+impl Summary {
+    fn of(servers: Vec<ServerStatus>) -> Summary {
+        let online = servers.iter().filter(|s| s.is_online);
+        Summary {
+            servers_online: online.clone().count(),
+            servers_total: servers.len(),
+            players_online: online.filter_map(|s| s.player_count).map(i64::from).sum(),
+            servers,
+        }
+    }
+
+    /// The name of the account's server `id`, as pages write it.
+    fn server_name(&self, id: &Uuid) -> Option<String> {
+        self.servers
+            .iter()
+            .find(|s| s.id == *id)
+            .map(|s| display::server_name(s.name.as_deref(), &s.id))
+    }
+}
+
+/// A staff member online now, as the Overview lists them.
+#[derive(Debug)]
+struct OnDuty {
+    member: StaffMember,
+    server: Option<String>,
+    /// How long their current session has lasted.
+    session: Option<String>,
 }
 
 /// The Overview page.
@@ -30,6 +70,14 @@ pub struct Summary {
 struct OverviewPage {
     shell: Shell,
     summary: Summary,
+    /// The network chart's data (JSON).
+    network_json: String,
+    /// The same, by hour.
+    hourly: Vec<HourRow>,
+    staff: Vec<OnDuty>,
+    activity: Vec<ActivityItem>,
+    /// Where the feed's live items come from, starting after what the page shows.
+    stream_url: String,
 }
 
 /// The summary alone, for htmx.
@@ -39,27 +87,60 @@ struct SummaryPartial {
     summary: Summary,
 }
 
-/// `/` and `/overview/summary`.
+/// `/`, `/overview/summary` and the activity stream.
 pub fn router() -> PageRoutes {
     Router::new()
         .route("/", get(overview))
         .route("/overview/summary", get(summary_partial))
-}
-
-async fn summary(state: &AppState, caller: &SignedIn) -> Result<Summary, PageError> {
-    let servers = server_statuses(&state.reads, caller.member().account_id).await?;
-    let online = servers.iter().filter(|s| s.is_online);
-    Ok(Summary {
-        servers_online: online.clone().count(),
-        servers_total: servers.len(),
-        players_online: online.filter_map(|s| s.player_count).map(i64::from).sum(),
-    })
+        .merge(activity_stream::router())
 }
 
 async fn overview(caller: SignedIn, State(state): State<AppState>) -> Result<Response, PageError> {
     let shell = Shell::for_page(&caller, "/")?;
-    let summary = summary(&state, &caller).await?;
-    render(&OverviewPage { shell, summary })
+    let member = caller.member();
+    // Read before the read models: the live feed starts after this point of the log, so an
+    // item written while the page loads comes over the stream rather than falling between.
+    let stream_url = match state.live.log_position().await {
+        Ok(position) => format!("{}?after={position}", activity_stream::PATH),
+        Err(error) => {
+            tracing::warn!(%error, "no log position for the activity feed; it starts live");
+            activity_stream::PATH.to_owned()
+        }
+    };
+    let now = Utc::now();
+    let data = read_overview(&state.reads, member.account_id, now).await?;
+    let summary = Summary::of(data.servers);
+    let staff = data
+        .staff_online
+        .into_iter()
+        .map(|member| OnDuty {
+            server: member
+                .current_server_id
+                .and_then(|id| summary.server_name(&id)),
+            session: member
+                .session_started_at
+                .map(|start| display::duration((now - start).num_seconds())),
+            member,
+        })
+        .collect();
+    let activity = data
+        .activity
+        .into_iter()
+        .filter(|a| visible_to(member.role, a.kind))
+        .map(|activity| ActivityItem {
+            server_name: activity.server_id.and_then(|id| summary.server_name(&id)),
+            activity,
+        })
+        .collect();
+    render(&OverviewPage {
+        shell,
+        network_json: display::json(&charts::network(&data.network)),
+        hourly: charts::hourly(&data.network),
+        summary,
+        staff,
+        activity,
+        stream_url,
+    })
 }
 
 async fn summary_partial(
@@ -67,6 +148,8 @@ async fn summary_partial(
     State(state): State<AppState>,
 ) -> Result<Response, PageError> {
     Shell::for_page(&caller, "/")?;
-    let summary = summary(&state, &caller).await?;
-    render(&SummaryPartial { summary })
+    let servers = server_statuses(&state.reads, caller.member().account_id).await?;
+    render(&SummaryPartial {
+        summary: Summary::of(servers),
+    })
 }

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use shared::problem::Problem;
-use sqlx::{Postgres, QueryBuilder};
+use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -88,11 +88,23 @@ pub async fn list_events(
     RawQuery(query): RawQuery,
 ) -> Result<Json<EventPage>, ApiError> {
     let filter = EventFilter::parse(query.as_deref().unwrap_or(""))?;
+    Ok(Json(
+        read_page(&state.reads, caller.account_id, &filter).await?,
+    ))
+}
+
+/// One page of `account_id`'s events under `filter`: what the API answers and the Events page
+/// shows (`crate::pages::events`).
+pub async fn read_page(
+    reads: &PgPool,
+    account_id: Uuid,
+    filter: &EventFilter,
+) -> Result<EventPage, ApiError> {
     let mut sql = QueryBuilder::<Postgres>::new(
         "SELECT id, seq, name, player_uuid, properties::text AS properties, occurred_at, \
          received_at FROM events WHERE account_id = ",
     );
-    sql.push_bind(caller.account_id);
+    sql.push_bind(account_id);
     // One name is compared with `=`: PostgreSQL (before 17) reads `name = ANY(...)` with the
     // time index and filters, so a rare name scanned thousands of rows (measured by
     // `./deploy/bench.sh`: event search p99 61 ms on 1M events); with `=` the
@@ -120,7 +132,7 @@ pub async fn list_events(
     if !filter.internal {
         sql.push(" AND NOT is_internal");
     }
-    if let Some(cursor) = filter.cursor {
+    if let Some(cursor) = &filter.cursor {
         sql.push(" AND (occurred_at, seq) < (")
             .push_bind(cursor.at)
             .push(", ")
@@ -130,10 +142,7 @@ pub async fn list_events(
     // One row past the page says whether there is a next page.
     sql.push(" ORDER BY occurred_at DESC, seq DESC LIMIT ")
         .push_bind(filter.limit + 1);
-    let mut rows = sql
-        .build_query_as::<EventRow>()
-        .fetch_all(&state.reads)
-        .await?;
+    let mut rows = sql.build_query_as::<EventRow>().fetch_all(reads).await?;
     let more = rows.len() > usize::try_from(filter.limit).unwrap_or(usize::MAX);
     rows.truncate(usize::try_from(filter.limit).unwrap_or(0));
     let next_cursor = more.then(|| rows.last()).flatten().map(|last| {
@@ -158,5 +167,5 @@ pub async fn list_events(
             })
         })
         .collect::<Result<Vec<_>, ApiError>>()?;
-    Ok(Json(EventPage { items, next_cursor }))
+    Ok(EventPage { items, next_cursor })
 }

@@ -7,6 +7,9 @@
 //! A key holds at most `MAX_STREAMS_PER_KEY` streams at once (429 `too_many_streams` past
 //! it), and its streams end when it does: on a revocation, or at the end of a rotation's
 //! grace period, each sends `event: revoked` and closes ([`crate::open_streams`]).
+//!
+//! [`open`] is the stream itself; the Events page's session route (`crate::pages::events_stream`)
+//! serves the same stream to a signed-in member, with its own refusals and ending.
 
 use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
@@ -25,6 +28,7 @@ use futures::{Stream, StreamExt};
 use shared::keys::{AuthError, KeyKind};
 use shared::problem::Problem;
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
@@ -77,7 +81,7 @@ pub async fn stream_events(
     // A 429 comes before the 422s of the filters (contract §2's check order).
     let slot = match state.streams.open(caller.key_id) {
         Ok(slot) => slot,
-        Err(OpenRefused::TooMany { limit }) => return Ok(too_many_streams(limit)),
+        Err(OpenRefused::TooMany { limit }) => return Ok(too_many_streams(limit, "key")),
         // The key was revoked between authentication and here.
         Err(OpenRefused::KeyEnded) => {
             return Err(ApiError::Auth {
@@ -87,48 +91,91 @@ pub async fn stream_events(
         }
     };
     let filter = EventFilter::parse(query.as_deref().unwrap_or(""))?;
-    let last_event_id = match headers.get("last-event-id") {
-        None => None,
-        Some(value) => Some(
-            value
-                .to_str()
-                .ok()
-                .and_then(|v| v.trim().parse::<i64>().ok())
-                .ok_or_else(|| {
-                    ApiError::invalid_field(
-                        "Last-Event-ID",
-                        "invalid_last_event_id",
-                        "must be the id of an event from this stream",
-                    )
-                })?,
-        ),
+    let resume = last_event_id(&headers)?;
+    let ended = slot.ended();
+    Ok(open(
+        &state,
+        caller.account_id,
+        filter,
+        resume,
+        Ending {
+            slot,
+            ended,
+            data: REVOKED_DATA,
+        },
+    ))
+}
+
+/// The `Last-Event-ID` a reconnecting client sent, if any (422 when it is not a seq).
+pub fn last_event_id(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(None);
     };
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::invalid_field(
+                "Last-Event-ID",
+                "invalid_last_event_id",
+                "must be the id of an event from this stream",
+            )
+        })
+}
+
+/// What ends a stream besides its client leaving or shutdown: `ended` resolving (its key
+/// revoked, its session over), after which the stream sends `event: revoked` with `data` and
+/// closes. It holds the stream's `slot`, given back however the stream ends.
+pub struct Ending<E> {
+    /// The stream's place in its caller's count.
+    pub slot: StreamSlot,
+    /// Resolves when the caller stops being allowed to read.
+    pub ended: E,
+    /// The `data` of the last event.
+    pub data: &'static str,
+}
+
+/// The Server-Sent Events answer of `account_id`'s events under `filter`, resuming after
+/// `resume` (a seq) when set: the stream of `GET /api/v1/events/stream` (a dashboard key) and
+/// of the Events page's `GET /events/stream` (a member's session).
+pub fn open<E>(
+    state: &AppState,
+    account_id: Uuid,
+    filter: EventFilter,
+    resume: Option<i64>,
+    ending: Ending<E>,
+) -> Response
+where
+    E: Future<Output = ()> + Send + 'static,
+{
     let (out, feed) = mpsc::channel(SUBSCRIBER_BUFFER);
     // Subscribe before any backfill, so no event can fall between the two.
     let ring = state.live.subscribe();
     let subscriber = Subscriber {
         live: state.live.clone(),
-        account: caller.account_id,
+        account: account_id,
         filter,
         ring,
         out,
     };
-    tokio::spawn(subscriber.run(last_event_id, state.shutdown.clone()));
-    let stream = until_key_ends(ReceiverStream::new(feed).map(to_sse), slot);
-    Ok(Sse::new(stream)
+    tokio::spawn(subscriber.run(resume, state.shutdown.clone()));
+    let stream = until_ended(ReceiverStream::new(feed).map(to_sse), ending);
+    Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response())
+        .into_response()
 }
 
-/// 429 `too_many_streams`.
-fn too_many_streams(limit: usize) -> Response {
+/// 429 `too_many_streams`; `holder` is who holds the streams ("key", "member").
+pub fn too_many_streams(limit: usize, holder: &str) -> Response {
     metrics::counter!("sse_streams_refused_total", "reason" => "too_many_streams").increment(1);
     Problem::new(
         StatusCode::TOO_MANY_REQUESTS,
         "too_many_streams",
         "Too many open streams",
         format!(
-            "this key already holds {limit} open event streams on this server; close one \
+            "this {holder} already holds {limit} open event streams on this server; close one \
              (or share one stream between your clients) and retry"
         ),
     )
@@ -136,23 +183,27 @@ fn too_many_streams(limit: usize) -> Response {
     .into_response()
 }
 
-/// `events` until the key of `slot` stops working, then `event: revoked`, then the end. The
-/// stream owns the slot, so the key's count goes down however the stream ends: this, the
-/// client leaving (the body is dropped) or shutdown (the feed ends).
-fn until_key_ends(
+/// `events` until `ending.ended` resolves, then `event: revoked`, then the end. The stream
+/// owns the slot, so the caller's count goes down however the stream ends: this, the client
+/// leaving (the body is dropped) or shutdown (the feed ends).
+fn until_ended<E>(
     events: impl Stream<Item = Event> + Send + Unpin + 'static,
-    slot: StreamSlot,
-) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
-    let ended = Box::pin(slot.ended());
-    futures::stream::unfold(Some((events, ended, slot)), |open| async move {
+    ending: Ending<E>,
+) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static
+where
+    E: Future<Output = ()> + Send + 'static,
+{
+    let Ending { slot, ended, data } = ending;
+    let ended = Box::pin(ended);
+    futures::stream::unfold(Some((events, ended, slot)), move |open| async move {
         let (mut events, mut ended, slot) = open?;
         tokio::select! {
-            // Nothing more is sent once the key has ended, even what is already queued.
+            // Nothing more is sent once the caller has ended, even what is already queued.
             biased;
             () = &mut ended => {
                 metrics::counter!("sse_streams_revoked_total").increment(1);
                 drop(slot);
-                Some((Ok(Event::default().event("revoked").data(REVOKED_DATA)), None))
+                Some((Ok(Event::default().event("revoked").data(data)), None))
             }
             next = events.next() => next.map(|event| (Ok(event), Some((events, ended, slot)))),
         }

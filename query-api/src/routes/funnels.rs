@@ -13,10 +13,11 @@ use axum::routing::post;
 use axum::{Json, Router};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
-use shared::event_name::{EventName, is_well_formed};
+use shared::event_name::EventName;
 use shared::problem::Problem;
 use shared::validation::{EARLIEST_QUERY_SECS, FieldErrors, LATEST_TIME_SECS};
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 /// Default conversion window: 7 days.
 pub const DEFAULT_WINDOW_SECONDS: i64 = 7 * 24 * 3600;
@@ -95,13 +96,10 @@ fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<FunnelSpec, Ap
         };
         errors.push("steps[0]", error.code(), message);
     }
+    // Later steps may be internal events (`session_start`, ...): looked up, not sent.
     for (index, step) in request.steps.iter().enumerate().skip(1) {
-        if !is_well_formed(step) {
-            errors.push(
-                &format!("steps[{index}]"),
-                "invalid_event_name",
-                "event names match ^[a-z0-9_]{1,64}$",
-            );
+        if let Err(error) = EventName::parse_lookup(step) {
+            errors.push(&format!("steps[{index}]"), error.code(), error.to_string());
         }
     }
     if !(1..=MAX_WINDOW_SECONDS).contains(&request.window_seconds) {
@@ -193,19 +191,24 @@ pub async fn compute_funnel(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<FunnelRequest>,
 ) -> Result<Json<FunnelResult>, ApiError> {
+    Ok(Json(run(&state, caller.account_id, request).await?))
+}
+
+/// Checks `request` (422 with every field error) and computes it over `account_id`'s events:
+/// what the API answers and the Funnels page (`crate::pages::funnels`) shows.
+pub async fn run(
+    state: &AppState,
+    account_id: Uuid,
+    request: FunnelRequest,
+) -> Result<FunnelResult, ApiError> {
     let spec = validate(request, Utc::now())?;
     let steps = spec.steps.clone();
-    let outcomes = funnel::compute(
-        &state.reads,
-        caller.account_id,
-        spec,
-        state.funnel_parallelism,
-    )
-    .await
-    .map_err(|error| ApiError::Internal(error.into()))?;
-    Ok(Json(FunnelResult {
+    let outcomes = funnel::compute(&state.reads, account_id, spec, state.funnel_parallelism)
+        .await
+        .map_err(|error| ApiError::Internal(error.into()))?;
+    Ok(FunnelResult {
         steps: summarize(&steps, &outcomes),
-    }))
+    })
 }
 
 /// Turns per-step outcomes into the response.

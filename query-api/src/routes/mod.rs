@@ -6,7 +6,6 @@ pub mod admin_settings;
 pub mod admin_team;
 pub mod chatlog;
 pub mod events;
-pub mod events_page;
 pub mod events_stream;
 pub mod exchange_rates;
 pub mod flags;
@@ -25,11 +24,11 @@ pub mod staff;
 pub mod staff_leaderboard;
 
 use crate::auth::{AdminRoutes, DashboardRoutes, PublicRoutes};
-use crate::extract::MAX_BODY_BYTES;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use shared::gate::mount;
+use shared::serve::MAX_BODY_BYTES;
 
 /// The API routes with `state` applied (no ops routes, no fallbacks): each family behind its
 /// gate (`crate::auth`), plus the static documentation pages.
@@ -40,9 +39,8 @@ pub fn router(state: AppState) -> Router {
         .merge(mount(public(), state.clone()))
         // The staff dashboard's pages, behind a session (`crate::pages`), and their assets.
         .merge(crate::pages::router(state))
-        // Static, keyless and unmetered: the API reference and the events page with its assets.
+        // Static, keyless and unmetered: the API reference.
         .merge(openapi::router())
-        .merge(events_page::router())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 

@@ -178,6 +178,26 @@ pub async fn resolve(
     }))
 }
 
+/// Whether the session whose token hashes to `token_hash` is still live (not ended, idle too
+/// long or expired), without touching its idle clock: an open live stream asks this every
+/// second, and a tab left open is not activity. Asking the database (not an in-process
+/// registry) sees an end made on any replica, whatever ended it.
+pub async fn is_live(
+    pool: &PgPool,
+    token_hash: &str,
+    policy: &SessionPolicy,
+) -> Result<bool, TeamError> {
+    let live: Option<i32> = sqlx::query_scalar(
+        "SELECT 1 FROM team_sessions WHERE token_hash = $1 AND expires_at > now() \
+           AND last_seen_at > now() - make_interval(secs => $2)",
+    )
+    .bind(token_hash)
+    .bind(policy.idle.as_secs_f64())
+    .fetch_optional(pool)
+    .await?;
+    Ok(live.is_some())
+}
+
 /// Ends the session whose token hashes to `token_hash` (sign-out, or the old one at sign-in).
 pub async fn end(conn: &mut PgConnection, token_hash: &str) -> Result<(), TeamError> {
     sqlx::query("DELETE FROM team_sessions WHERE token_hash = $1")

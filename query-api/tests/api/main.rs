@@ -3,10 +3,12 @@
 
 mod admin_accounts;
 mod browser;
+mod dashboard_pages;
 mod dashboard_queries;
 mod edge;
 mod errors;
 mod events;
+mod events_pages;
 mod funnels;
 mod hardening;
 mod helpers;

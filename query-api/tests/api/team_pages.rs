@@ -13,7 +13,15 @@ async fn every_page_has_a_strict_policy_and_its_assets() -> anyhow::Result<()> {
     let app = TestApp::spawn().await?;
     let (_, login) = app.account_with_owner("Network").await?;
     let mut owner = Browser::signed_in(&app, &login, PASSWORD).await?;
-    for path in ["/", "/team", "/settings", "/audit", "/login"] {
+    for path in [
+        "/",
+        "/events",
+        "/funnels",
+        "/team",
+        "/settings",
+        "/audit",
+        "/login",
+    ] {
         let response = owner.get(path).await?;
         assert_eq!(response.status(), StatusCode::OK, "{path}");
         let csp = response.headers()["content-security-policy"]
