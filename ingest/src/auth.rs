@@ -6,8 +6,7 @@ use crate::state::AppState;
 use axum::Router;
 use axum::http::request::Parts;
 use axum::response::Response;
-use chrono::Utc;
-use shared::gate::{Family, Gated, Meter, key_caller};
+use shared::gate::{Family, Gated, Meter, key_caller_in_use};
 use shared::keys::{Caller, KeyKind};
 use shared::rate_limit::Quota;
 
@@ -22,16 +21,11 @@ shared::gated_callers!(AppState: PluginCaller);
 
 impl Family<AppState> for PluginCaller {
     async fn admit(parts: &Parts, state: &AppState) -> Result<Self, Response> {
-        let caller = key_caller(&parts.headers, &state.keys, KeyKind::Plugin)?;
-        state.key_usage.record(caller.key_id, Utc::now());
-        Ok(PluginCaller(caller))
+        let (keys, usage) = (&state.keys, &state.key_usage);
+        key_caller_in_use(&parts.headers, keys, usage, KeyKind::Plugin).map(PluginCaller)
     }
 
     fn meter<'a>(&self, state: &'a AppState) -> Option<Meter<'a>> {
-        Some(Meter {
-            limiter: &state.limiter,
-            quota: Quota::Plugin,
-            client: self.0.key_id.to_string(),
-        })
+        Some(Meter::per_key(&state.limiter, Quota::Plugin, &self.0))
     }
 }

@@ -6,14 +6,13 @@ use axum::http::HeaderMap;
 use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
 use flate2::read::GzDecoder;
 use shared::problem::is_json_media_type;
+use shared::serve::MAX_BODY_BYTES;
 use std::io::Read;
 use std::time::Duration;
 
-/// Largest body, after decompression (contract §1).
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
 /// Checks the content type, then reads and (if gzipped) inflates the body within the size
-/// limit and within `read_timeout` (a body trickled in slower than that is a 408).
+/// limit and within `read_timeout` (the request's [`shared::serve::BodyReadTimeout`]; a body
+/// trickled in slower than that is a 408).
 pub async fn read_json_body(
     headers: &HeaderMap,
     body: Body,

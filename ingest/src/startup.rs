@@ -4,26 +4,23 @@ use crate::config::Config;
 use crate::publisher::Publisher;
 use crate::routes;
 use crate::state::AppState;
-use anyhow::Context;
 use async_nats::jetstream;
 use axum::Router;
 use serde_json::json;
-use shared::health::{Readiness, finish_router, ops_router};
+use shared::health::Readiness;
 use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
 use shared::nats;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
-use shared::serve::{ServeLimits, serve};
-use shared::shutdown::within_deadline;
+use shared::serve::BoundRouter;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-/// The broker must take a full 1 MiB batch plus its envelope in one message.
-const MIN_MAX_PAYLOAD: usize = 2 * 1024 * 1024;
+/// The broker must take a full batch (up to the body limit) plus its envelope in one message.
+const MIN_MAX_PAYLOAD: usize = 2 * shared::serve::MAX_BODY_BYTES;
 
 /// Ingest's routes and readiness probes, built but not yet listening.
 pub struct Ingest {
@@ -69,7 +66,6 @@ impl Ingest {
             ip_hasher: IpHasher::new(config.ip_hash_key.expose().as_bytes()),
             limiter: Arc::new(Limiter::new(rates)),
             key_usage,
-            body_read_timeout: config.common.serve.body_read_timeout,
         };
         let max_writes = config.max_writes_in_flight;
         let slots = Arc::new(Semaphore::new(max_writes));
@@ -108,39 +104,28 @@ impl Ingest {
 }
 
 /// Ingest as a standalone HTTP service.
-pub struct App {
-    listener: TcpListener,
-    router: Router,
-    limits: ServeLimits,
-}
+pub struct App(BoundRouter);
 
 impl App {
     /// Builds ingest and binds `config.bind_addr` (port 0 picks a free port).
     pub async fn build(config: Config, shutdown: CancellationToken) -> anyhow::Result<App> {
         let ingest = Ingest::build(&config, shutdown).await?;
-        let router = finish_router(ingest.api.merge(ops_router(ingest.readiness)));
-        let listener = TcpListener::bind(config.bind_addr)
+        let limits = config.common.serve;
+        BoundRouter::bind(config.bind_addr, ingest.api, ingest.readiness, limits)
             .await
-            .with_context(|| format!("binding {}", config.bind_addr))?;
-        Ok(App {
-            listener,
-            router,
-            limits: config.common.serve,
-        })
+            .map(App)
     }
 
     /// The address it listens on.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener
-            .local_addr()
-            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+        self.0.local_addr()
     }
 
     /// Serves until `shutdown` is cancelled, then drains open requests for at most the
     /// shutdown deadline ([`shared::shutdown::SHUTDOWN_DEADLINE`]).
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
-        within_deadline("ingest's in-flight requests", &shutdown, server).await?;
-        Ok(())
+        self.0
+            .run_until_stopped("ingest's in-flight requests", shutdown)
+            .await
     }
 }

@@ -7,7 +7,6 @@ use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
 use shared::subjects::Subjects;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Shared, cheaply cloned handler state.
 #[derive(Clone)]
@@ -24,6 +23,4 @@ pub struct AppState {
     pub limiter: Arc<Limiter>,
     /// When each plugin key was last used, reported to query-api periodically.
     pub key_usage: Arc<KeyUsage>,
-    /// How long a request body may take to arrive (`BODY_READ_TIMEOUT_SECS`).
-    pub body_read_timeout: Duration,
 }

@@ -1,6 +1,6 @@
 //! The projector's settings, read from the environment.
 
-use shared::config::{CommonConfig, or_default, required_url};
+use shared::config::{CommonConfig, Vars};
 use shared::secret::DatabaseUrl;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -26,20 +26,25 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads the settings; a missing `DATABASE_URL` is an error.
+    /// Reads the settings from the environment; a missing `DATABASE_URL` is an error.
     pub fn from_env() -> anyhow::Result<Config> {
-        let batch_max: usize = or_default("PROJECTOR_BATCH_MAX", 500)?;
+        Config::from_vars(&Vars::process())
+    }
+
+    /// Reads the settings from `vars`: the one loader, for the binary and the tests alike.
+    pub fn from_vars(vars: &Vars) -> anyhow::Result<Config> {
+        let batch_max: usize = vars.or_default("PROJECTOR_BATCH_MAX", 500)?;
         anyhow::ensure!(
             batch_max > 0,
             "environment variable PROJECTOR_BATCH_MAX must be at least 1"
         );
         Ok(Config {
-            common: CommonConfig::from_env()?,
-            database_url: required_url("DATABASE_URL")?,
-            bind_addr: or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8083)))?,
+            common: CommonConfig::from_vars(vars)?,
+            database_url: vars.required_url("DATABASE_URL")?,
+            bind_addr: vars.or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8083)))?,
             batch_max,
-            batch_wait: Duration::from_millis(or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
-            stall_after: Duration::from_secs(or_default("PROJECTOR_STALL_SECONDS", 60)?),
+            batch_wait: Duration::from_millis(vars.or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
+            stall_after: Duration::from_secs(vars.or_default("PROJECTOR_STALL_SECONDS", 60)?),
         })
     }
 }
@@ -47,26 +52,17 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::event_log::EventLogConfig;
-    use shared::serve::ServeLimits;
-    use shared::telemetry::LogFormat;
 
     #[test]
-    fn debug_shows_no_secret() {
-        let config = Config {
-            common: CommonConfig {
-                nats_url: "nats://nats-token-77aa@nats:4222".into(),
-                event_log: EventLogConfig::default(),
-                log_format: LogFormat::Json,
-                serve: ServeLimits::default(),
-                key_usage_flush: Duration::from_secs(30),
-            },
-            database_url: "postgres://projector:pg-pass-3141@db:5432/warden".into(),
-            bind_addr: SocketAddr::from(([127, 0, 0, 1], 8083)),
-            batch_max: 500,
-            batch_wait: Duration::from_millis(20),
-            stall_after: Duration::from_secs(60),
-        };
+    fn debug_shows_no_secret() -> anyhow::Result<()> {
+        let config = Config::from_vars(
+            &Vars::empty()
+                .set("NATS_URL", "nats://nats-token-77aa@nats:4222")
+                .set(
+                    "DATABASE_URL",
+                    "postgres://projector:pg-pass-3141@db:5432/warden",
+                ),
+        )?;
         let shown = format!("{config:?} {config:#?}");
         for secret in ["nats-token-77aa", "pg-pass-3141"] {
             assert!(!shown.contains(secret), "{secret} printed in {shown}");
@@ -75,5 +71,6 @@ mod tests {
             shown.contains("postgres://projector:***@db:5432/warden"),
             "{shown}"
         );
+        Ok(())
     }
 }

@@ -8,6 +8,7 @@ use projector::parked::{self, Retried, Selection};
 use projector::projections::{self, ReadModel};
 use projector::rebuild::{RebuildOptions, rebuild};
 use projector::{App, Config};
+use shared::config::Vars;
 use tokio_util::sync::CancellationToken;
 
 /// mimalloc instead of glibc's malloc: the services allocate per record (every chat line's
@@ -76,9 +77,7 @@ fn parse_model(name: &str) -> Result<&'static dyn ReadModel, String> {
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command.unwrap_or(Command::Run) {
         Command::Migrate => {
-            let format = shared::config::or_default("LOG_FORMAT", "pretty".to_owned())?;
-            shared::telemetry::init_tracing(shared::telemetry::LogFormat::parse(&format));
-            let database_url = shared::config::required("DATABASE_URL")?;
+            let database_url = database_url_with_tracing()?;
             projector::migrate(&database_url).await?;
             tracing::info!("migrations applied");
             Ok(())
@@ -112,6 +111,15 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
+/// For the commands that need only the database: starts tracing (`LOG_FORMAT`) and reads
+/// `DATABASE_URL`.
+fn database_url_with_tracing() -> anyhow::Result<String> {
+    let vars = Vars::process();
+    let format = vars.or_default("LOG_FORMAT", "pretty".to_owned())?;
+    shared::telemetry::init_tracing(shared::telemetry::LogFormat::parse(&format));
+    Ok(vars.required("DATABASE_URL")?)
+}
+
 async fn run() -> anyhow::Result<()> {
     let config = Config::from_env()?;
     shared::telemetry::init_tracing(config.common.log_format);
@@ -126,9 +134,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {
-    let format = shared::config::or_default("LOG_FORMAT", "pretty".to_owned())?;
-    shared::telemetry::init_tracing(shared::telemetry::LogFormat::parse(&format));
-    let database_url = shared::config::required("DATABASE_URL")?;
+    let database_url = database_url_with_tracing()?;
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)
         .connect(&database_url)

@@ -7,14 +7,13 @@ use crate::{MIGRATOR, projections};
 use anyhow::Context;
 use async_nats::jetstream;
 use serde_json::json;
-use shared::health::{Readiness, finish_router, ops_router};
-use shared::serve::{ServeLimits, serve};
+use shared::health::Readiness;
+use shared::serve::BoundRouter;
 use shared::shutdown::within_deadline;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -175,30 +174,27 @@ pub async fn migrate(database_url: &str) -> anyhow::Result<()> {
 /// The projector process: the consumer plus its ops endpoints.
 pub struct App {
     projector: Projector,
-    listener: TcpListener,
-    local_addr: SocketAddr,
-    limits: ServeLimits,
+    ops: BoundRouter,
 }
 
 impl App {
     /// Builds the projector and binds `bind_addr` (port 0 picks a free port).
     pub async fn build(config: Config) -> anyhow::Result<App> {
         let projector = Projector::build(&config).await?;
-        let listener = TcpListener::bind(config.bind_addr)
-            .await
-            .with_context(|| format!("binding {}", config.bind_addr))?;
-        let local_addr = listener.local_addr()?;
-        Ok(App {
-            projector,
-            listener,
-            local_addr,
-            limits: config.common.serve,
-        })
+        let readiness = projector.readiness.clone();
+        let ops = BoundRouter::bind(
+            config.bind_addr,
+            axum::Router::new(),
+            readiness,
+            config.common.serve,
+        )
+        .await?;
+        Ok(App { projector, ops })
     }
 
     /// Where the ops endpoints listen.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.ops.local_addr()
     }
 
     /// Projects and serves `/healthz`, `/readyz` and `/metrics` until `shutdown`; when either
@@ -206,8 +202,7 @@ impl App {
     /// ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let stop = shutdown.child_token();
-        let router = finish_router(ops_router(self.projector.readiness.clone()));
-        let serving = serve(self.listener, router, &self.limits, stop.clone());
+        let serving = self.ops.serve(stop.clone());
         let running = async {
             let (projected, served) = tokio::join!(
                 async {

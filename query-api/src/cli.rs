@@ -6,8 +6,7 @@ use crate::startup::{connect_postgres, key_bucket};
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 use serde_json::json;
-use shared::config::{or_default, required};
-use shared::event_log::EventLogConfig;
+use shared::config::{CommonConfig, Vars};
 use uuid::Uuid;
 
 /// Warden query-api: dashboard, public and admin reads, and the admin API.
@@ -86,15 +85,11 @@ pub enum KeysCommand {
 
 /// Connects to PostgreSQL and the key bucket from the environment.
 async fn key_store_from_env() -> anyhow::Result<KeyStore> {
-    let defaults = EventLogConfig::default();
-    let event_log = EventLogConfig {
-        key_bucket: or_default("KEY_BUCKET", defaults.key_bucket.clone())?,
-        replicas: or_default("STREAM_REPLICAS", defaults.replicas)?,
-        ..defaults
-    };
-    let pool = connect_postgres(&required("DATABASE_URL")?).await?;
-    let nats = shared::nats::connect("query-api-cli", &shared::config::nats_url()?).await?;
-    let bucket = key_bucket(&async_nats::jetstream::new(nats.client), &event_log).await?;
+    let vars = Vars::process();
+    let common = CommonConfig::from_vars(&vars)?;
+    let pool = connect_postgres(&vars.required("DATABASE_URL")?).await?;
+    let nats = shared::nats::connect("query-api-cli", &common.nats_url).await?;
+    let bucket = key_bucket(&async_nats::jetstream::new(nats.client), &common.event_log).await?;
     Ok(KeyStore::new(pool, bucket))
 }
 
@@ -106,7 +101,7 @@ fn print(value: &impl Serialize) -> anyhow::Result<()> {
 /// Runs a management command (anything but `serve`).
 pub async fn run(command: Command) -> anyhow::Result<()> {
     if let Command::Member(command) = command {
-        let pool = connect_postgres(&required("DATABASE_URL")?).await?;
+        let pool = connect_postgres(&Vars::process().required("DATABASE_URL")?).await?;
         return print(&crate::team::cli::run(&pool, command).await?);
     }
     let store = key_store_from_env().await?;

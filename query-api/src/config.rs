@@ -1,8 +1,6 @@
 //! The service's settings, read from the environment.
 
-use shared::config::{
-    CommonConfig, ConfigError, admin_key, optional_secret, optional_url, or_default, required_url,
-};
+use shared::config::{CommonConfig, ConfigError, Vars};
 use shared::rate_limit::TrustedProxy;
 use shared::secret::{DatabaseUrl, SecretString};
 use std::net::SocketAddr;
@@ -49,11 +47,11 @@ pub struct DashboardConfig {
 }
 
 impl DashboardConfig {
-    /// Reads the dashboard's settings.
-    pub fn from_env() -> Result<DashboardConfig, ConfigError> {
+    /// Reads the dashboard's settings from `vars`.
+    pub fn from_vars(vars: &Vars) -> Result<DashboardConfig, ConfigError> {
         let defaults = crate::team::sessions::SessionPolicy::default();
         let seconds = |name: &'static str, default: std::time::Duration| {
-            let secs: u64 = or_default(name, default.as_secs())?;
+            let secs: u64 = vars.or_default(name, default.as_secs())?;
             if (60..=365 * 24 * 3600).contains(&secs) {
                 Ok(std::time::Duration::from_secs(secs))
             } else {
@@ -67,9 +65,9 @@ impl DashboardConfig {
             sessions: crate::team::sessions::SessionPolicy {
                 idle: seconds("SESSION_IDLE_SECONDS", defaults.idle)?,
                 absolute: seconds("SESSION_ABSOLUTE_SECONDS", defaults.absolute)?,
-                cookie_secure: or_default("COOKIE_SECURE", true)?,
+                cookie_secure: vars.or_default("COOKIE_SECURE", true)?,
             },
-            ip_hash_key: optional_secret("IP_HASH_KEY"),
+            ip_hash_key: vars.optional_secret("IP_HASH_KEY"),
         })
     }
 }
@@ -91,24 +89,30 @@ pub const DEFAULT_BIND_ADDR: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8082);
 
 impl Config {
-    /// Reads `BIND_ADDR`, `DATABASE_URL` and the shared settings (`NATS_URL`, `ADMIN_KEY`, ...).
+    /// Reads `BIND_ADDR`, `DATABASE_URL` and the shared settings (`NATS_URL`, `ADMIN_KEY`, ...)
+    /// from the environment.
     pub fn from_env() -> anyhow::Result<Config> {
+        Config::from_vars(&Vars::process())
+    }
+
+    /// Reads the settings from `vars`: the one loader, for the binary and the tests alike.
+    pub fn from_vars(vars: &Vars) -> anyhow::Result<Config> {
         Ok(Config {
-            common: CommonConfig::from_env()?,
-            admin_key: admin_key()?,
-            bind_addr: or_default("BIND_ADDR", DEFAULT_BIND_ADDR)?,
-            database_url: required_url("DATABASE_URL")?,
-            read_database_url: optional_url("READ_DATABASE_URL"),
-            trusted_proxies: trusted_proxies()?,
-            funnel_parallelism: funnel_parallelism()?,
-            max_streams_per_key: max_streams_per_key()?,
-            dashboard: DashboardConfig::from_env()?,
+            common: CommonConfig::from_vars(vars)?,
+            admin_key: vars.admin_key()?,
+            bind_addr: vars.or_default("BIND_ADDR", DEFAULT_BIND_ADDR)?,
+            database_url: vars.required_url("DATABASE_URL")?,
+            read_database_url: vars.optional_url("READ_DATABASE_URL"),
+            trusted_proxies: trusted_proxies(vars)?,
+            funnel_parallelism: funnel_parallelism(vars)?,
+            max_streams_per_key: max_streams_per_key(vars)?,
+            dashboard: DashboardConfig::from_vars(vars)?,
         })
     }
 }
 
-fn funnel_parallelism() -> Result<usize, ConfigError> {
-    let parallelism: usize = or_default("FUNNEL_PARALLELISM", 2)?;
+fn funnel_parallelism(vars: &Vars) -> Result<usize, ConfigError> {
+    let parallelism: usize = vars.or_default("FUNNEL_PARALLELISM", 2)?;
     if (1..=8).contains(&parallelism) {
         Ok(parallelism)
     } else {
@@ -119,8 +123,8 @@ fn funnel_parallelism() -> Result<usize, ConfigError> {
     }
 }
 
-fn max_streams_per_key() -> Result<usize, ConfigError> {
-    let max: usize = or_default(
+fn max_streams_per_key(vars: &Vars) -> Result<usize, ConfigError> {
+    let max: usize = vars.or_default(
         "MAX_STREAMS_PER_KEY",
         crate::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
     )?;
@@ -134,8 +138,8 @@ fn max_streams_per_key() -> Result<usize, ConfigError> {
     }
 }
 
-fn trusted_proxies() -> Result<Vec<TrustedProxy>, ConfigError> {
-    let list: String = or_default("TRUSTED_PROXIES", String::new())?;
+fn trusted_proxies(vars: &Vars) -> Result<Vec<TrustedProxy>, ConfigError> {
+    let list: String = vars.or_default("TRUSTED_PROXIES", String::new())?;
     list.split(',')
         .filter(|item| !item.trim().is_empty())
         .map(|item| {
@@ -150,35 +154,20 @@ fn trusted_proxies() -> Result<Vec<TrustedProxy>, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::event_log::EventLogConfig;
-    use shared::serve::ServeLimits;
-    use shared::telemetry::LogFormat;
-    use std::time::Duration;
 
     #[test]
-    fn debug_shows_no_secret() {
-        let config = Config {
-            common: CommonConfig {
-                nats_url: "nats://query:nats-pass-2718@nats:4222".into(),
-                event_log: EventLogConfig::default(),
-                log_format: LogFormat::Json,
-                serve: ServeLimits::default(),
-                key_usage_flush: Duration::from_secs(30),
-            },
-            admin_key: "wdn_admin_fedcba9876543210".into(),
-            bind_addr: DEFAULT_BIND_ADDR,
-            database_url: "postgres://query:pg-pass-1618@db/warden".into(),
-            read_database_url: Some(
-                "postgres://reader@replica/warden?password=replica-pass-1414".into(),
-            ),
-            trusted_proxies: Vec::new(),
-            funnel_parallelism: 2,
-            max_streams_per_key: 20,
-            dashboard: DashboardConfig {
-                ip_hash_key: Some("audit-ip-key-5a5a".into()),
-                ..DashboardConfig::default()
-            },
-        };
+    fn debug_shows_no_secret() -> anyhow::Result<()> {
+        let config = Config::from_vars(
+            &Vars::empty()
+                .set("NATS_URL", "nats://query:nats-pass-2718@nats:4222")
+                .set("ADMIN_KEY", "wdn_admin_fedcba9876543210")
+                .set("DATABASE_URL", "postgres://query:pg-pass-1618@db/warden")
+                .set(
+                    "READ_DATABASE_URL",
+                    "postgres://reader@replica/warden?password=replica-pass-1414",
+                )
+                .set("IP_HASH_KEY", "audit-ip-key-5a5a"),
+        )?;
         let shown = format!("{config:?} {config:#?}");
         for secret in [
             "nats-pass-2718",
@@ -190,5 +179,6 @@ mod tests {
             assert!(!shown.contains(secret), "{secret} printed in {shown}");
         }
         assert!(shown.contains("replica/warden?password=***"), "{shown}");
+        Ok(())
     }
 }

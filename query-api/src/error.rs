@@ -30,9 +30,6 @@ pub enum ApiError {
         /// Every field-level problem.
         errors: Vec<FieldError>,
     },
-    /// Over the caller's quota (429 with `Retry-After`).
-    #[error("rate limited")]
-    RateLimited(shared::rate_limit::Decision),
     /// The path names something that does not exist (404).
     #[error("not found: {0}")]
     NotFound(String),
@@ -88,12 +85,6 @@ impl ApiError {
                 Problem::validation(detail.clone(), errors.clone())
             }
             ApiError::NotFound(detail) => Problem::not_found(detail.clone()),
-            ApiError::RateLimited(decision) => Problem::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                "Too many requests",
-                format!("retry after {} s", decision.retry_after_secs.unwrap_or(1)),
-            ),
             ApiError::KeyStore(error) => key_store_problem(error),
             ApiError::Team(error) => team_problem(error),
             ApiError::Database(_) | ApiError::Internal(_) => Problem::internal(),
@@ -176,9 +167,6 @@ fn cause_chain(error: &dyn std::error::Error) -> String {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if let ApiError::RateLimited(decision) = &self {
-            return decision.refusal();
-        }
         let problem = self.to_problem();
         if problem.status >= 500 {
             // The one place server-side failures are logged; the body says nothing about them.

@@ -8,10 +8,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use shared::problem::Problem;
-use shared::serve::{BodyReadTimeout, body_timeout_problem};
-
-/// The largest request body accepted (contract §1); the router's body limit is set to this.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+use shared::serve::{BodyReadTimeout, MAX_BODY_BYTES, body_timeout_problem};
 
 /// A JSON body: 415 without a JSON content type, 413 past [`MAX_BODY_BYTES`], 400 when it is
 /// not JSON or not the expected shape.
@@ -46,17 +43,13 @@ fn body_rejection(rejection: BytesRejection) -> ApiError {
     }
 }
 
-/// Reads the whole body, within the body read timeout when the server set one (408 past it).
+/// Reads the whole body within the request's body read timeout (408 past it).
 async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
-    let limit = req.extensions().get::<BodyReadTimeout>().map(|t| t.0);
-    let read = Bytes::from_request(req, state);
-    let read = match limit {
-        Some(limit) => tokio::time::timeout(limit, read)
-            .await
-            .map_err(|_| ApiError::unreadable(body_timeout_problem(limit)))?,
-        None => read.await,
-    };
-    read.map_err(body_rejection)
+    let limit = BodyReadTimeout::of(req.extensions());
+    tokio::time::timeout(limit, Bytes::from_request(req, state))
+        .await
+        .map_err(|_| ApiError::unreadable(body_timeout_problem(limit)))?
+        .map_err(body_rejection)
 }
 
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {

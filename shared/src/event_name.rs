@@ -1,4 +1,6 @@
-//! Custom event names: `^[a-z0-9_]{1,64}$` and none of the reserved prefixes.
+//! Event names: `^[a-z0-9_]{1,64}$`. A custom event a client sends must not use a reserved
+//! prefix ([`EventName::parse`]); a name to look for on the timeline may, since the internal
+//! events carry them ([`EventName::parse_lookup`]).
 
 use std::fmt;
 
@@ -39,7 +41,7 @@ impl EventNameError {
 }
 
 /// True when `name` matches `^[a-z0-9_]{1,64}$` (the reserved prefixes are not checked).
-pub fn is_well_formed(name: &str) -> bool {
+fn is_well_formed(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_EVENT_NAME_LEN
         && name
@@ -67,9 +69,25 @@ impl EventName {
         Ok(EventName(name.to_owned()))
     }
 
+    /// Parses a name to look for among recorded events (a list filter, a funnel's later
+    /// step): well-formed, and a reserved prefix is allowed, because internal events carry them.
+    pub fn parse_lookup(name: &str) -> Result<EventName, EventNameError> {
+        if is_well_formed(name) {
+            Ok(EventName(name.to_owned()))
+        } else {
+            Err(EventNameError::Invalid)
+        }
+    }
+
     /// The name as text.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl From<EventName> for String {
+    fn from(name: EventName) -> String {
+        name.0
     }
 }
 
@@ -150,6 +168,25 @@ mod tests {
             "my_chat_event",
         ] {
             assert!(EventName::parse(ok).is_ok(), "{ok} should be valid");
+        }
+    }
+
+    #[test]
+    fn lookups_accept_reserved_prefixes_but_not_malformed_names() {
+        for prefix in RESERVED_PREFIXES {
+            let name = format!("{prefix}started");
+            assert_eq!(
+                EventName::parse_lookup(&name).map(|n| n.to_string()),
+                Ok(name)
+            );
+        }
+        assert!(EventName::parse_lookup("level_up").is_ok());
+        for bad in ["", "Chat_x", "a-b", &"a".repeat(65)] {
+            assert_eq!(
+                EventName::parse_lookup(bad),
+                Err(EventNameError::Invalid),
+                "{bad}"
+            );
         }
     }
 

@@ -32,6 +32,17 @@ pub struct Meter<'a> {
     pub client: String,
 }
 
+impl<'a> Meter<'a> {
+    /// `quota` counted per key: each key has its own window.
+    pub fn per_key(limiter: &'a Limiter, quota: Quota, caller: &crate::keys::Caller) -> Self {
+        Meter {
+            limiter,
+            quota,
+            client: caller.key_id.to_string(),
+        }
+    }
+}
+
 /// A route family: the caller its routes serve, and how a request becomes one.
 pub trait Family<S>: Clone + Send + Sync + Sized + 'static {
     /// Authenticates the request (401, 403); `Err` is the whole answer.
@@ -163,4 +174,21 @@ pub fn key_caller(
     crate::keys::authorization_header(headers)
         .and_then(|header| directory.authenticate(header, kind, chrono::Utc::now()))
         .map_err(|error| crate::problem::Problem::from_auth(error, kind).into_response())
+}
+
+/// [`key_caller`] for the families whose keys report `last_used_at` (plugin, dashboard): an
+/// admitted key's use is recorded in `usage`.
+#[expect(
+    clippy::result_large_err,
+    reason = "the refusal is the whole answer, as axum wants it"
+)]
+pub fn key_caller_in_use(
+    headers: &axum::http::HeaderMap,
+    directory: &crate::key_directory::KeyDirectory,
+    usage: &crate::key_usage::KeyUsage,
+    kind: crate::keys::KeyKind,
+) -> Result<crate::keys::Caller, Response> {
+    let caller = key_caller(headers, directory, kind)?;
+    usage.record(caller.key_id, chrono::Utc::now());
+    Ok(caller)
 }

@@ -3,6 +3,7 @@
 
 mod chat;
 mod dashboard;
+mod dashboard_pages;
 mod events_page;
 mod events_stream;
 mod faults;

@@ -4,15 +4,11 @@
 pub mod sse;
 
 use serde_json::{Value, json};
-use shared::config::CommonConfig;
 use shared::event_log::EventLogConfig;
-use shared::keys::{KeyKind, generate_secret};
-use shared::telemetry::LogFormat;
 use stack::{Stack, StackConfig};
 use std::time::Duration;
-use test_support::{NatsServer, TestDb};
+use test_support::{NatsServer, TestDb, private_event_log, test_vars};
 use tokio_util::sync::CancellationToken;
-use uuid::Uuid;
 
 /// A running stack and an HTTP client for it.
 pub struct TestStack {
@@ -48,53 +44,12 @@ impl TestStack {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await?;
         let db = TestDb::create().await?;
-        let admin_key = generate_secret(KeyKind::Admin);
-        let event_log = EventLogConfig {
-            stream: format!("T_{}", Uuid::new_v4().simple()),
-            subject_prefix: format!("t{}", Uuid::new_v4().simple()),
-            key_bucket: format!("K_{}", Uuid::new_v4().simple()),
-            rate_bucket: format!("R_{}", Uuid::new_v4().simple()),
-            ..EventLogConfig::default()
-        };
-        let common = CommonConfig {
-            nats_url: nats.url().into(),
-            event_log: event_log.clone(),
-            log_format: LogFormat::Pretty,
-            serve: shared::serve::ServeLimits::default(),
-            // Short, so a test sees `last_used_at` soon after a key is used.
-            key_usage_flush: Duration::from_millis(200),
-        };
-        let any_port = "127.0.0.1:0".parse()?;
-        let config = StackConfig {
-            ingest: ingest::Config {
-                common: common.clone(),
-                admin_key: admin_key.as_str().into(),
-                bind_addr: any_port,
-                ip_hash_key: "test-ip-hash-key".into(),
-                publish_timeout: Duration::from_secs(2),
-                max_writes_in_flight: 256,
-            },
-            projector: projector::Config {
-                common: common.clone(),
-                database_url: db.url.clone().into(),
-                bind_addr: any_port,
-                batch_max: 500,
-                batch_wait: Duration::from_millis(10),
-                stall_after: Duration::from_secs(60),
-            },
-            query: query_api::Config {
-                common,
-                admin_key: admin_key.as_str().into(),
-                bind_addr: any_port,
-                database_url: db.url.clone().into(),
-                read_database_url: None,
-                trusted_proxies: Vec::new(),
-                funnel_parallelism: 2,
-                max_streams_per_key: query_api::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
-                dashboard: query_api::config::DashboardConfig::default(),
-            },
-            bind_addr: any_port,
-        };
+        let event_log = private_event_log();
+        let vars = test_vars(&nats.url())
+            .with_event_log(&event_log)
+            .set("DATABASE_URL", &db.url);
+        let config = StackConfig::from_vars(&vars)?;
+        let admin_key = config.query.admin_key.expose().clone();
         let shutdown = CancellationToken::new();
         let stack = Stack::build(config, shutdown.clone()).await?;
         let base = format!("http://{}", stack.local_addr());
@@ -218,6 +173,35 @@ impl TestStack {
         .await;
         anyhow::ensure!(ready.is_some(), "plugin key not accepted within 10 s");
         Ok(account)
+    }
+}
+
+/// The password of every team member [`TestStack::create_member`] makes.
+pub const MEMBER_PASSWORD: &str = "correct horse battery staple";
+
+impl TestStack {
+    /// Creates a team member of `account_id` through the admin API (password
+    /// [`MEMBER_PASSWORD`]), as `./deploy/up.sh` makes the demo owner.
+    pub async fn create_member(
+        &self,
+        account_id: &str,
+        login: &str,
+        display_name: &str,
+        role: &str,
+    ) -> anyhow::Result<()> {
+        let (status, body) = self
+            .call(
+                reqwest::Method::POST,
+                &format!("/api/admin/accounts/{account_id}/members"),
+                &self.admin_key,
+                Some(
+                    json!({"login": login, "display_name": display_name, "role": role,
+                            "password": MEMBER_PASSWORD}),
+                ),
+            )
+            .await;
+        anyhow::ensure!(status == 201, "create member {login}: {status} {body}");
+        Ok(())
     }
 }
 

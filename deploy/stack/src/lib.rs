@@ -4,24 +4,21 @@
 //! (`/api/plugin/*` and `/api/v1/plugin/*` to ingest, everything else to query-api); here one
 //! router serves them all, and the projector runs beside it.
 
-use anyhow::Context;
+use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::{Json, Router};
 use serde_json::Value;
-use shared::config::or_default;
-use shared::health::{finish_router, ops_router};
-use shared::serve::{ServeLimits, serve};
+use shared::config::Vars;
+use shared::serve::{BoundRouter, ServeLimits};
 use shared::shutdown::within_deadline;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 #[cfg(test)]
-mod config_tests;
+mod tests;
 
 /// The three services' settings, and the one address they share.
 #[derive(Debug, Clone)]
@@ -39,21 +36,24 @@ pub struct StackConfig {
 impl StackConfig {
     /// Reads every service's settings from the environment.
     pub fn from_env() -> anyhow::Result<StackConfig> {
+        StackConfig::from_vars(&Vars::process())
+    }
+
+    /// Reads every service's settings from `vars` (each service's own loader).
+    pub fn from_vars(vars: &Vars) -> anyhow::Result<StackConfig> {
         Ok(StackConfig {
-            ingest: ingest::Config::from_env()?,
-            projector: projector::Config::from_env()?,
-            query: query_api::Config::from_env()?,
-            bind_addr: or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8080)))?,
+            ingest: ingest::Config::from_vars(vars)?,
+            projector: projector::Config::from_vars(vars)?,
+            query: query_api::Config::from_vars(vars)?,
+            bind_addr: vars.or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8080)))?,
         })
     }
 }
 
 /// The running stack.
 pub struct Stack {
-    listener: TcpListener,
-    router: Router,
+    bound: BoundRouter,
     projector: projector::Projector,
-    limits: ServeLimits,
 }
 
 impl Stack {
@@ -70,38 +70,26 @@ impl Stack {
             .readiness
             .merge(query.readiness)
             .merge(projector.readiness.clone());
-        let router = finish_router(
-            ingest
-                .api
-                .merge(query.api)
-                .merge(ops_router(readiness))
-                .layer(middleware::from_fn_with_state(
-                    Arc::new(merged_document()),
-                    serve_merged_document,
-                )),
-        );
-        let listener = TcpListener::bind(config.bind_addr)
-            .await
-            .with_context(|| format!("binding {}", config.bind_addr))?;
-        Ok(Stack {
-            listener,
-            router,
-            projector,
-            limits,
-        })
+        let api = ingest
+            .api
+            .merge(query.api)
+            .layer(middleware::from_fn_with_state(
+                Arc::new(merged_document()),
+                serve_merged_document,
+            ));
+        let bound = BoundRouter::bind(config.bind_addr, api, readiness, limits).await?;
+        Ok(Stack { bound, projector })
     }
 
     /// The base URL's socket address.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener
-            .local_addr()
-            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+        self.bound.local_addr()
     }
 
     /// Serves and projects until `shutdown` is cancelled, then gives both the shutdown
     /// deadline ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let server = serve(self.listener, self.router, &self.limits, shutdown.clone());
+        let server = self.bound.serve(shutdown.clone());
         let running = async {
             let (served, projected) = tokio::join!(server, self.projector.run(shutdown.clone()));
             served?;

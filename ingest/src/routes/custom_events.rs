@@ -14,6 +14,7 @@ use axum::{Json, Router};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use shared::records::CustomEvent;
+use shared::serve::BodyReadTimeout;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -43,10 +44,11 @@ fn timestamp(at: DateTime<Utc>) -> String {
 async fn write_events(
     State(state): State<AppState>,
     PluginCaller(caller): PluginCaller,
+    BodyReadTimeout(read_timeout): BodyReadTimeout,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, IngestError> {
-    let bytes = read_json_body(&headers, body, state.body_read_timeout).await?;
+    let bytes = read_json_body(&headers, body, read_timeout).await?;
     let prepared = prepare::<CustomEvent>(&state, &bytes)?;
     let single = (!prepared.is_batch).then(|| {
         prepared.records.first().map(|logged| EventAccepted {

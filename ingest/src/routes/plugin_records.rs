@@ -14,6 +14,7 @@ use axum::{Json, Router};
 use shared::records::{
     AccountLink, AnticheatFlag, ChatEntry, Heartbeat, PluginRecord, Punishment, RankChange, Session,
 };
+use shared::serve::BodyReadTimeout;
 
 pub(super) fn router() -> PluginRoutes {
     Router::new()
@@ -30,10 +31,11 @@ pub(super) fn router() -> PluginRoutes {
 async fn write<T: PluginRecord>(
     State(state): State<AppState>,
     PluginCaller(caller): PluginCaller,
+    BodyReadTimeout(read_timeout): BodyReadTimeout,
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<WriteReport>), IngestError> {
-    let bytes = read_json_body(&headers, body, state.body_read_timeout).await?;
+    let bytes = read_json_body(&headers, body, read_timeout).await?;
     let prepared = prepare::<T>(&state, &bytes)?;
     let report = append(&state, &caller, prepared).await?;
     Ok((StatusCode::ACCEPTED, Json(report)))

@@ -14,7 +14,7 @@ use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use test_support::NatsCluster;
+use test_support::{NatsCluster, private_event_log};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -56,12 +56,8 @@ async fn survives_a_killed_member(victim: Victim) {
     let started = Instant::now();
     let mut cluster = NatsCluster::start(3).await.expect("cluster starts");
     let log = EventLogConfig {
-        stream: format!("T_{}", Uuid::new_v4().simple()),
-        subject_prefix: format!("t{}", Uuid::new_v4().simple()),
-        key_bucket: format!("K_{}", Uuid::new_v4().simple()),
-        rate_bucket: format!("R_{}", Uuid::new_v4().simple()),
         replicas: 3,
-        ..EventLogConfig::default()
+        ..private_event_log()
     };
     let admin_key = generate_secret(KeyKind::Admin);
     // NATS_URL as an operator writes it for a cluster: every member, comma-separated.

@@ -1,14 +1,12 @@
 use async_nats::jetstream::{self, kv};
 use ingest::{App, Config};
 use serde_json::Value;
-use shared::config::CommonConfig;
 use shared::envelope::LogMessage;
 use shared::event_log::EventLogConfig;
 use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
 use shared::serve::ServeLimits;
-use shared::telemetry::LogFormat;
 use std::time::Duration;
-use test_support::{CuttableProxy, NatsServer};
+use test_support::{CuttableProxy, NatsServer, private_event_log, test_vars};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -30,21 +28,13 @@ pub struct TestIngest {
     pub shutdown: CancellationToken,
 }
 
+/// Ingest's settings for a test: the common test variables, `log` and `admin_key`, through
+/// ingest's own loader.
 pub fn config(nats_url: String, log: EventLogConfig, admin_key: &str) -> Config {
-    Config {
-        common: CommonConfig {
-            nats_url: nats_url.into(),
-            event_log: log,
-            log_format: LogFormat::Pretty,
-            serve: ServeLimits::default(),
-            key_usage_flush: Duration::from_millis(200),
-        },
-        admin_key: admin_key.into(),
-        bind_addr: "127.0.0.1:0".parse().expect("addr"),
-        ip_hash_key: "test-ip-key".into(),
-        publish_timeout: Duration::from_secs(2),
-        max_writes_in_flight: 256,
-    }
+    let vars = test_vars(&nats_url)
+        .with_event_log(&log)
+        .set("ADMIN_KEY", admin_key);
+    Config::from_vars(&vars).expect("the test settings load")
 }
 
 impl TestIngest {
@@ -80,13 +70,7 @@ impl TestIngest {
         } else {
             None
         };
-        let log = EventLogConfig {
-            stream: format!("T_{}", Uuid::new_v4().simple()),
-            subject_prefix: format!("t{}", Uuid::new_v4().simple()),
-            key_bucket: format!("K_{}", Uuid::new_v4().simple()),
-            rate_bucket: format!("R_{}", Uuid::new_v4().simple()),
-            ..EventLogConfig::default()
-        };
+        let log = private_event_log();
         let admin_key = generate_secret(KeyKind::Admin);
         let shutdown = CancellationToken::new();
         let nats_url = proxy

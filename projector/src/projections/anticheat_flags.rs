@@ -3,9 +3,8 @@
 //! Written with one `INSERT ... SELECT FROM UNNEST` per [`ROWS_PER_STATEMENT`] rows; an id the
 //! account already has is kept as first stored, so a late retry or a replay changes nothing.
 
-use super::{Positioned, ReadModel};
+use super::Positioned;
 use chrono::{DateTime, Utc};
-use futures::future::BoxFuture;
 use shared::envelope::RecordBatch;
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -91,23 +90,7 @@ impl<'a> FlagColumns<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct AnticheatFlags;
 
-impl ReadModel for AnticheatFlags {
-    fn name(&self) -> &'static str {
-        "anticheat_flags"
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &["anticheat_flags"]
-    }
-
-    fn apply<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        messages: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(apply(conn, messages))
-    }
-}
+read_model! { AnticheatFlags: "anticheat_flags", tables: ["anticheat_flags"], fold: apply }
 
 /// Inserts the flag rows of `messages`; returns the rows inserted.
 pub(crate) async fn apply(

@@ -7,9 +7,8 @@
 //! id the account already has is kept as first stored, so a late retry or a replay changes
 //! nothing.
 
-use super::{Positioned, ReadModel};
+use super::Positioned;
 use chrono::{DateTime, Utc};
-use futures::future::BoxFuture;
 use shared::envelope::RecordBatch;
 use shared::records::ChatEntryType;
 use sqlx::PgConnection;
@@ -102,23 +101,7 @@ impl<'a> ChatColumns<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Chat;
 
-impl ReadModel for Chat {
-    fn name(&self) -> &'static str {
-        "chat"
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &["chat_messages"]
-    }
-
-    fn apply<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        messages: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(apply(conn, messages))
-    }
-}
+read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply }
 
 /// Inserts the chat rows of `messages`; returns the rows inserted. Public so the benchmark's
 /// raw-insert baseline measures exactly these statements.

@@ -4,11 +4,37 @@
 //! a model only gets the messages past its own checkpoint, so a model added later replays the
 //! log from the start while the others skip what they already hold.
 //!
-//! Adding a read model: a module here with a unit struct implementing [`ReadModel`] (its
+//! Adding a read model: a module here with a unit struct and one [`read_model!`] line (its
 //! checkpoint name, its tables, its fold), its migration, and one line in [`READ_MODELS`]. The
 //! checkpoints, the consumer, `rebuild --model`, the parked retry and the tests that compare
 //! read models all take their models and tables from that list; `tests/projector/registry.rs`
 //! fails while a table of the schema belongs to no registered model.
+
+/// Implements [`ReadModel`] for a module's unit struct: its checkpoint name, the tables it
+/// owns, and the module's `async fn(&mut PgConnection, &[&Positioned]) -> Result<u64, _>` fold:
+/// `read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply }`. A model with
+/// [dependencies](ReadModel::depends_on) writes its `impl ReadModel` by hand.
+macro_rules! read_model {
+    ($model:ident: $name:literal, tables: [$($table:literal),+ $(,)?], fold: $fold:path $(,)?) => {
+        impl $crate::projections::ReadModel for $model {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn tables(&self) -> &'static [&'static str] {
+                &[$($table),+]
+            }
+
+            fn apply<'a>(
+                &'a self,
+                conn: &'a mut ::sqlx::PgConnection,
+                messages: &'a [&'a $crate::projections::Positioned],
+            ) -> ::futures::future::BoxFuture<'a, Result<u64, ::sqlx::Error>> {
+                Box::pin($fold(conn, messages))
+            }
+        }
+    };
+}
 
 pub mod anticheat_flags;
 pub mod chat;
@@ -138,17 +164,4 @@ pub struct Positioned {
 }
 
 #[cfg(test)]
-#[path = "registry_tests.rs"]
-mod registry_tests;
-
-#[cfg(test)]
-mod statement_ranges_tests {
-    #[test]
-    fn ranges_cover_every_row_once_in_bounded_steps() {
-        let ranges: Vec<_> = super::statement_ranges(12, 5).collect();
-        assert_eq!(ranges, [0..5, 5..10, 10..12]);
-        assert_eq!(super::statement_ranges(0, 5).count(), 0);
-        assert_eq!(super::statement_ranges(5, 5).next(), Some(0..5));
-        assert_eq!(super::statement_ranges(5, 5).count(), 1);
-    }
-}
+mod tests;

@@ -11,9 +11,8 @@
 //! `is_active` is not stored: it depends on the clock (not revoked, and `expires_at` NULL or
 //! later than `now()`), so reads work it out. Kicks never expire (`expires_at` is NULL).
 
-use super::{Positioned, ReadModel};
+use super::Positioned;
 use chrono::{DateTime, Utc};
-use futures::future::BoxFuture;
 use shared::envelope::{LogMessage, RecordBatch, event_seq};
 use shared::records::{PunishmentAction, PunishmentType};
 use sqlx::PgConnection;
@@ -140,22 +139,10 @@ pub fn rows_of(
 #[derive(Debug, Clone, Copy)]
 pub struct Punishments;
 
-impl ReadModel for Punishments {
-    fn name(&self) -> &'static str {
-        "punishments"
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &["punishments", "punishment_revokes"]
-    }
-
-    fn apply<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        messages: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(apply(conn, messages))
-    }
+read_model! {
+    Punishments: "punishments",
+    tables: ["punishments", "punishment_revokes"],
+    fold: apply
 }
 
 /// Stores the chunk's issues, then its revokes, then ends every punishment either touched

@@ -1,8 +1,7 @@
 //! The event timeline read model: the rows of `events`, mapped from log messages by
 //! [`shared::timeline::events_of`] (shared with query-api's live stream, so both agree).
 
-use super::{Positioned, ReadModel};
-use futures::future::BoxFuture;
+use super::Positioned;
 use shared::timeline::{TimelineEvent, events_of};
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -14,23 +13,7 @@ const ROWS_PER_STATEMENT: usize = 2_000;
 #[derive(Debug, Clone, Copy)]
 pub struct Timeline;
 
-impl ReadModel for Timeline {
-    fn name(&self) -> &'static str {
-        "timeline"
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &["events"]
-    }
-
-    fn apply<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        messages: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(apply(conn, messages))
-    }
-}
+read_model! { Timeline: "timeline", tables: ["events"], fold: apply }
 
 /// Inserts the timeline rows of `messages`; an event id the account already has is kept as
 /// first stored (a late retry, or a replay). Returns the rows inserted.

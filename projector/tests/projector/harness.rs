@@ -4,15 +4,12 @@
 use async_nats::jetstream;
 use chrono::{DateTime, Utc};
 use projector::{Config, Projector};
-use shared::config::CommonConfig;
 use shared::envelope::{LogMessage, Logged};
-use shared::event_log::EventLogConfig;
 use shared::records::PluginRecord;
-use shared::telemetry::LogFormat;
 use sqlx::PgPool;
 use std::future::Future;
 use std::time::Duration;
-use test_support::{NatsServer, TestDb};
+use test_support::{NatsServer, TestDb, private_event_log, test_vars};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -43,25 +40,11 @@ impl Harness {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await?;
         let db = TestDb::create().await?;
-        let id = Uuid::new_v4().simple().to_string();
-        let config = Config {
-            common: CommonConfig {
-                nats_url: nats.url().into(),
-                event_log: EventLogConfig {
-                    stream: format!("EV_{id}"),
-                    subject_prefix: format!("t{id}"),
-                    ..EventLogConfig::default()
-                },
-                log_format: LogFormat::Pretty,
-                serve: shared::serve::ServeLimits::default(),
-                key_usage_flush: Duration::from_secs(30),
-            },
-            database_url: db.url.clone().into(),
-            bind_addr: "127.0.0.1:0".parse()?,
-            batch_max: 500,
-            batch_wait: Duration::from_millis(20),
-            stall_after: Duration::from_secs(60),
-        };
+        let vars = test_vars(&nats.url())
+            .with_event_log(&private_event_log())
+            .set("DATABASE_URL", &db.url)
+            .set("PROJECTOR_BATCH_WAIT_MS", 20);
+        let config = Config::from_vars(&vars)?;
         let mut config = config;
         configure(&mut config);
         let js = jetstream::new(async_nats::connect(nats.url()).await?);

@@ -3,15 +3,12 @@
 use query_api::{App, Config};
 use reqwest::{Response, StatusCode};
 use serde_json::{Value, json};
-use shared::config::CommonConfig;
-use shared::event_log::EventLogConfig;
-use shared::telemetry::{LogFormat, init_test_tracing};
+use shared::telemetry::init_test_tracing;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use test_support::{CuttableProxy, NatsServer, TestDb};
+use test_support::{CuttableProxy, NatsServer, TestDb, test_vars};
 use tokio_util::sync::CancellationToken;
-use uuid::Uuid;
 
 /// One running app with its own NATS and database; everything stops on drop.
 pub(crate) struct TestApp {
@@ -93,27 +90,12 @@ impl TestApp {
         sqlx::migrate!("../projector/migrations")
             .run(&db.pool)
             .await?;
-        let admin_key = format!("wdn_admin_test_{}", Uuid::new_v4().simple());
-        let config = Config {
-            common: CommonConfig {
-                nats_url: proxy
-                    .as_ref()
-                    .map_or_else(|| nats.url(), CuttableProxy::nats_url)
-                    .into(),
-                event_log: EventLogConfig::default(),
-                log_format: LogFormat::Pretty,
-                serve: shared::serve::ServeLimits::default(),
-                key_usage_flush: Duration::from_millis(200),
-            },
-            admin_key: admin_key.as_str().into(),
-            bind_addr: "127.0.0.1:0".parse()?,
-            database_url: db.url.clone().into(),
-            read_database_url: None,
-            trusted_proxies: Vec::new(),
-            funnel_parallelism: 2,
-            max_streams_per_key: query_api::open_streams::DEFAULT_MAX_STREAMS_PER_KEY,
-            dashboard: query_api::config::DashboardConfig::default(),
-        };
+        let nats_url = proxy
+            .as_ref()
+            .map_or_else(|| nats.url(), CuttableProxy::nats_url);
+        let vars = test_vars(&nats_url).set("DATABASE_URL", &db.url);
+        let config = Config::from_vars(&vars)?;
+        let admin_key = config.admin_key.expose().clone();
         let client = reqwest::Client::new();
         let (addr, shutdown) = start(config.clone(), &client).await?;
         Ok(TestApp {

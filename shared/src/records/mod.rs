@@ -9,7 +9,7 @@
 //!
 //! A record that ingest accepts must be applied by the projector, or the read side stops
 //! (issue 12). So `validate` refuses what the columns it lands in cannot hold, with the shared
-//! rules of [`crate::validation`]; `projector/tests/projector/storable_property.rs` checks the
+//! rules of [`crate::validation`]; `projector/tests/projector/storable_property/` checks the
 //! whole mapping on a real PostgreSQL. Field -> column (projector/migrations), and the rule:
 //!
 //! | Field(s) | Column type (indexed?) | Rule |
@@ -38,7 +38,7 @@ mod punishment;
 mod rank_change;
 mod session;
 #[cfg(test)]
-mod storable_tests;
+mod tests;
 
 pub use account_link::{AccountLink, LinkAction};
 pub use anticheat_flag::AnticheatFlag;

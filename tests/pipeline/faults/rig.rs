@@ -4,34 +4,14 @@
 use async_nats::jetstream;
 use projector::Projector;
 use serde_json::json;
-use shared::config::CommonConfig;
-use shared::event_log::EventLogConfig;
 use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
-use shared::telemetry::LogFormat;
 use sqlx::PgPool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use test_support::{NatsServer, TestDb};
+use test_support::{NatsServer, TestDb, private_event_log, test_vars};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
-
-/// Every table a read model writes.
-const READ_MODEL_TABLES: [&str; 13] = [
-    "events",
-    "players",
-    "sessions",
-    "session_server_heartbeats",
-    "servers",
-    "server_samples",
-    "server_minutes",
-    "server_five_minutes",
-    "server_hours",
-    "punishments",
-    "punishment_revokes",
-    "anticheat_flags",
-    "chat_messages",
-];
 
 /// Ingest and a projector wired to one nats-server and one database.
 pub(crate) struct Rig {
@@ -49,44 +29,18 @@ impl Rig {
     /// Starts ingest and a projector on `nats` and `db`.
     pub(crate) async fn start(nats: &NatsServer, db: &TestDb) -> anyhow::Result<Rig> {
         shared::telemetry::init_test_tracing();
-        let id = Uuid::new_v4().simple();
-        let common = CommonConfig {
-            nats_url: nats.url().into(),
-            event_log: EventLogConfig {
-                stream: format!("F_{id}"),
-                subject_prefix: format!("f{id}"),
-                key_bucket: format!("K_{id}"),
-                rate_bucket: format!("R_{id}"),
-                ..EventLogConfig::default()
-            },
-            log_format: LogFormat::Pretty,
-            serve: shared::serve::ServeLimits::default(),
-            key_usage_flush: Duration::from_secs(30),
-        };
-        let any_port = "127.0.0.1:0".parse()?;
+        let vars = test_vars(&nats.url())
+            .with_event_log(&private_event_log())
+            .set("DATABASE_URL", &db.url)
+            .set("PROJECTOR_BATCH_MAX", 50)
+            .set("KEY_USAGE_FLUSH_SECS", 30);
         let shutdown = CancellationToken::new();
-        let ingest = ingest::App::build(
-            ingest::Config {
-                common: common.clone(),
-                admin_key: generate_secret(KeyKind::Admin).into(),
-                bind_addr: any_port,
-                ip_hash_key: "test-ip-hash-key".into(),
-                publish_timeout: Duration::from_secs(2),
-                max_writes_in_flight: 256,
-            },
-            shutdown.clone(),
-        )
-        .await?;
+        let ingest_config = ingest::Config::from_vars(&vars)?;
+        let event_log = ingest_config.common.event_log.clone();
+        let ingest = ingest::App::build(ingest_config, shutdown.clone()).await?;
         let ingest_base = format!("http://{}", ingest.local_addr());
         tokio::spawn(ingest.run_until_stopped(shutdown.clone()));
-        let projector_config = projector::Config {
-            common: common.clone(),
-            database_url: db.url.clone().into(),
-            bind_addr: any_port,
-            batch_max: 50,
-            batch_wait: Duration::from_millis(10),
-            stall_after: Duration::from_secs(60),
-        };
+        let projector_config = projector::Config::from_vars(&vars)?;
         let projector = Projector::build(&projector_config).await?;
         let task = tokio::spawn(projector.run(shutdown.clone()));
 
@@ -98,7 +52,7 @@ impl Rig {
             expires_at: None,
         };
         jetstream::new(async_nats::connect(nats.url()).await?)
-            .get_key_value(&common.event_log.key_bucket)
+            .get_key_value(&event_log.key_bucket)
             .await?
             .put(hash_secret(&plugin_key), serde_json::to_vec(&entry)?.into())
             .await?;
@@ -255,8 +209,9 @@ pub(crate) async fn assert_same_read_models(
     actual: &PgPool,
     expected: &PgPool,
 ) -> anyhow::Result<()> {
-    for table in READ_MODEL_TABLES {
-        // The table names are constants, so formatting them in is safe.
+    // Every table a registered read model writes (the registry's list, so a new model is
+    // compared too). The names are constants, so formatting them in is safe.
+    for table in projector::projections::tables() {
         let sql = format!(
             "SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), ''))
              FROM {table} t"

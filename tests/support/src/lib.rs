@@ -1,9 +1,11 @@
-//! Test harness: private nats-server processes and per-test PostgreSQL databases.
+//! Test harness: private nats-server processes, per-test PostgreSQL databases, and the
+//! settings every test service is loaded from ([`test_vars`]).
 //!
 //! Both need outside programs (and [`PgCluster`], a private PostgreSQL a test may crash); `./deploy/test.sh` installs them and sets `NATS_SERVER_BIN` and
 //! `TEST_DATABASE_URL` before it runs `cargo test`.
 
 mod cluster;
+mod config;
 mod kv;
 mod nats;
 mod pg_cluster;
@@ -12,6 +14,7 @@ mod proxy;
 mod route_families;
 
 pub use cluster::NatsCluster;
+pub use config::{private_event_log, test_vars};
 pub use kv::erase_kv_key;
 pub use nats::NatsServer;
 pub use pg_cluster::PgCluster;

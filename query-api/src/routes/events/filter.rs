@@ -1,7 +1,9 @@
 //! The query string of the events list, and its paging cursor.
 
 use crate::error::ApiError;
+use crate::routes::paging::{PageRequest, query_pairs};
 use chrono::{DateTime, Utc};
+use shared::event_name::EventName;
 use shared::validation::FieldErrors;
 use uuid::Uuid;
 
@@ -40,13 +42,6 @@ fn parse_time(value: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-fn is_event_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-}
-
 impl EventFilter {
     /// Whether a live event passes the filters: the stream's counterpart of the list's SQL.
     pub fn matches(&self, event: &shared::timeline::TimelineEvent) -> bool {
@@ -58,18 +53,20 @@ impl EventFilter {
             && self.from.is_none_or(|from| event.occurred_at >= from)
             && self.to.is_none_or(|to| event.occurred_at < to)
     }
+
+    /// The filter's `limit` and `cursor` as a page, for [`PageRequest::push_keyset`] and
+    /// [`PageRequest::finish`].
+    pub fn page(&self) -> PageRequest<i64> {
+        PageRequest {
+            limit: self.limit,
+            cursor: self.cursor,
+        }
+    }
 }
 
 impl EventFilter {
     /// Parses a raw query string (`name` may repeat; unknown parameters are ignored).
     pub fn parse(query: &str) -> Result<EventFilter, ApiError> {
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(|_| {
-            ApiError::invalid_field(
-                "query",
-                "malformed_query",
-                "the query string is not URL-encoded",
-            )
-        })?;
         let mut filter = EventFilter {
             names: Vec::new(),
             player_uuid: None,
@@ -79,15 +76,18 @@ impl EventFilter {
             limit: DEFAULT_LIMIT,
             cursor: None,
         };
+        let mut page = PageRequest::default();
         let mut errors = FieldErrors::new();
-        for (key, value) in pairs {
+        for (key, value) in query_pairs(query)? {
+            if page.take(&key, &value, &mut errors) {
+                continue;
+            }
             match key.as_str() {
-                "name" if is_event_name(&value) => filter.names.push(value),
-                "name" => errors.push(
-                    "name",
-                    "invalid_event_name",
-                    "event names match ^[a-z0-9_]{1,64}$",
-                ),
+                // Reserved prefixes are fine: `internal=true` lists the service's own events.
+                "name" => match EventName::parse_lookup(&value) {
+                    Ok(name) => filter.names.push(name.into()),
+                    Err(error) => errors.push("name", error.code(), error.to_string()),
+                },
                 "player_uuid" => match Uuid::parse_str(&value) {
                     Ok(uuid) => filter.player_uuid = Some(uuid),
                     Err(_) => errors.push("player_uuid", "invalid_uuid", "not a UUID"),
@@ -106,25 +106,10 @@ impl EventFilter {
                     "false" | "0" => filter.internal = false,
                     _ => errors.push("internal", "invalid_boolean", "must be true or false"),
                 },
-                "limit" => match value.parse::<i64>() {
-                    Ok(limit) if (1..=MAX_LIMIT).contains(&limit) => filter.limit = limit,
-                    _ => errors.push(
-                        "limit",
-                        "out_of_range",
-                        format!("must be an integer from 1 to {MAX_LIMIT}"),
-                    ),
-                },
-                "cursor" => match Cursor::parse(&value) {
-                    Some(cursor) => filter.cursor = Some(cursor),
-                    None => errors.push(
-                        "cursor",
-                        "invalid_cursor",
-                        "not a cursor from this API: pass next_cursor back unchanged",
-                    ),
-                },
                 _ => {}
             }
         }
+        (filter.limit, filter.cursor) = (page.limit, page.cursor);
         if filter.names.len() > MAX_NAMES {
             errors.push("name", "too_many", format!("at most {MAX_NAMES} names"));
         }
@@ -156,35 +141,18 @@ mod tests {
     }
 
     #[test]
-    fn cursor_round_trips() {
-        let cursor = Cursor {
-            at: DateTime::from_timestamp_micros(1_735_689_600_123_456).expect("valid"),
-            key: 42_001,
-        };
-        assert_eq!(cursor.encode(), "1735689600123456_42001");
-        assert_eq!(Cursor::parse(&cursor.encode()), Some(cursor));
-    }
-
-    #[test]
-    fn bad_cursors_are_refused() {
-        for bad in [
-            "",
-            "abc",
-            "1_",
-            "_1",
-            "1-2",
-            "1_2_3",
-            "x_1",
-            "99999999999999999999_1",
-            "-8000000000000000000_1",
-            "8000000000000000000_1",
-        ] {
-            assert_eq!(Cursor::parse(bad), None, "{bad}");
-        }
+    fn bad_cursors_are_field_errors() {
         assert_eq!(
             field_codes("cursor=nope"),
             [("cursor".into(), "invalid_cursor".into())]
         );
+    }
+
+    #[test]
+    fn internal_names_can_be_looked_up() -> Result<(), ApiError> {
+        let f = EventFilter::parse("name=session_start&name=chat_message&internal=true")?;
+        assert_eq!(f.names, ["session_start", "chat_message"]);
+        Ok(())
     }
 
     #[test]
@@ -270,6 +238,42 @@ mod tests {
             f.to.map(|t| t.to_rfc3339()),
             Some("9999-12-31T23:59:59+00:00".into())
         );
+        Ok(())
+    }
+
+    /// The stream's filter keeps the list's SQL bounds: `from` inclusive, `to` exclusive,
+    /// internal events only when asked, any of the names, only the player.
+    #[test]
+    fn matches_keeps_the_lists_bounds() -> Result<(), ApiError> {
+        let at = |s: &str| {
+            DateTime::parse_from_rfc3339(s)
+                .map(|t| t.with_timezone(&Utc))
+                .expect("valid")
+        };
+        let player = Uuid::from_u128(7);
+        let event = |name: &str, internal: bool, time: &str| shared::timeline::TimelineEvent {
+            account_id: Uuid::nil(),
+            id: Uuid::nil(),
+            seq: 1,
+            name: name.into(),
+            is_internal: internal,
+            player_uuid: Some(player),
+            server_id: None,
+            properties: "{}".into(),
+            occurred_at: at(time),
+            received_at: at(time),
+        };
+        let f = EventFilter::parse(
+            "name=level_up&name=session_start&from=2025-01-01T00:00:00Z&to=2025-01-02T00:00:00Z",
+        )?;
+        assert!(f.matches(&event("level_up", false, "2025-01-01T00:00:00Z")));
+        assert!(!f.matches(&event("level_up", false, "2025-01-02T00:00:00Z")));
+        assert!(!f.matches(&event("quest_done", false, "2025-01-01T12:00:00Z")));
+        assert!(!f.matches(&event("session_start", true, "2025-01-01T12:00:00Z")));
+        let f = EventFilter::parse("internal=true&name=session_start")?;
+        assert!(f.matches(&event("session_start", true, "2025-01-01T12:00:00Z")));
+        let other = EventFilter::parse(&format!("player_uuid={}", Uuid::from_u128(8)))?;
+        assert!(!other.matches(&event("level_up", false, "2025-01-01T12:00:00Z")));
         Ok(())
     }
 }

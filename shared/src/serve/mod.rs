@@ -17,7 +17,9 @@
 //! 503 `request_timeout`. Only the response head is timed: an open SSE stream, whose body
 //! runs for as long as the client stays, is not cut (and the paths the service names in
 //! [`ServeLimits::long_lived_paths`] are exempt anyway).
-//! Slow request bodies are bounded where bodies are read (`body_read_timeout`, 408).
+//! Slow request bodies are bounded where bodies are read: [`serve`] hands every request its
+//! `body_read_timeout` as a [`BodyReadTimeout`] (408 past it), and no body is larger than
+//! [`MAX_BODY_BYTES`].
 //!
 //! **Heads hyper refuses.** A request head over [`MAX_HEAD_BYTES`] (or over 100 fields) is 431,
 //! an unparsable one 400; hyper answers those itself, and [`head_errors`] gives the answers a
@@ -26,7 +28,7 @@
 //! **Every response** carries `X-Content-Type-Options: nosniff`: bodies are JSON, problem
 //! details, HTML, CSS or scripts we label exactly, and a browser must not guess otherwise.
 
-use crate::config::{ConfigError, or_default};
+use crate::config::{ConfigError, Vars};
 use crate::problem::Problem;
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
@@ -46,15 +48,22 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::{Service, ServiceExt};
 
+mod bound;
 mod head_errors;
 
+pub use bound::BoundRouter;
+
 #[cfg(test)]
-mod deadline_tests;
+mod tests;
 
 /// The largest request head (request line and header fields) served: 64 KiB, well above any
 /// real client's and far below hyper's default (~400 KiB), which bounds what each of up to
 /// `max_connections` connections may buffer before its request is seen.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The largest request body accepted, after decompression (contract §1): ingest reads its
+/// bodies up to this, query-api sets its router's body limit to it.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The serving limits, from `MAX_CONNECTIONS`, `HEADER_READ_TIMEOUT_SECS`,
 /// `BODY_READ_TIMEOUT_SECS` and `REQUEST_TIMEOUT_SECS`.
@@ -87,14 +96,18 @@ impl Default for ServeLimits {
 }
 
 impl ServeLimits {
-    /// Reads the limits from the environment, defaulting each one.
-    pub fn from_env() -> Result<Self, ConfigError> {
+    /// Reads the limits from `vars`, defaulting each one.
+    pub fn from_vars(vars: &Vars) -> Result<Self, ConfigError> {
         let d = Self::default();
         let secs = |name, default: Duration| -> Result<Duration, ConfigError> {
-            Ok(Duration::from_secs(or_default(name, default.as_secs())?))
+            Ok(Duration::from_secs(
+                vars.or_default(name, default.as_secs())?,
+            ))
         };
         Ok(Self {
-            max_connections: or_default("MAX_CONNECTIONS", d.max_connections)?.max(1),
+            max_connections: vars
+                .or_default("MAX_CONNECTIONS", d.max_connections)?
+                .max(1),
             header_read_timeout: secs("HEADER_READ_TIMEOUT_SECS", d.header_read_timeout)?,
             body_read_timeout: secs("BODY_READ_TIMEOUT_SECS", d.body_read_timeout)?,
             request_timeout: secs("REQUEST_TIMEOUT_SECS", d.request_timeout)?,
@@ -103,10 +116,31 @@ impl ServeLimits {
     }
 }
 
-/// Every request's body read timeout, as a request extension (set by [`serve`]), for
-/// extractors that read bodies.
+/// Every request's body read timeout: [`serve`] puts it in the request's extensions, and
+/// handlers and extractors that read bodies take it as an extractor (the one way it reaches
+/// them). A router served some other way (a test calling it directly) gets the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyReadTimeout(pub Duration);
+
+impl BodyReadTimeout {
+    /// The timeout [`serve`] set on this request, or the default one.
+    pub fn of(extensions: &axum::http::Extensions) -> Duration {
+        extensions
+            .get::<BodyReadTimeout>()
+            .map_or(ServeLimits::default().body_read_timeout, |t| t.0)
+    }
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for BodyReadTimeout {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(BodyReadTimeout(BodyReadTimeout::of(&parts.extensions)))
+    }
+}
 
 /// 408 `request_timeout`: the client did not send its request body in time.
 pub fn body_timeout_problem(limit: Duration) -> Problem {

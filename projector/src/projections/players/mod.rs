@@ -17,8 +17,7 @@ mod fold;
 
 pub use fold::{Change, PlayerKey, PlayerRow, Sighting, fold, sightings_of};
 
-use super::{Positioned, ReadModel};
-use futures::future::BoxFuture;
+use super::Positioned;
 use sqlx::PgConnection;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
@@ -31,23 +30,7 @@ const ROWS_PER_STATEMENT: usize = 2_000;
 #[derive(Debug, Clone, Copy)]
 pub struct Players;
 
-impl ReadModel for Players {
-    fn name(&self) -> &'static str {
-        "players"
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &["players"]
-    }
-
-    fn apply<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        messages: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(apply(conn, messages))
-    }
-}
+read_model! { Players: "players", tables: ["players"], fold: apply }
 
 /// Folds the player records of `messages` into `players`; returns the rows written.
 pub(crate) async fn apply(

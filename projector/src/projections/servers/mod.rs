@@ -22,8 +22,7 @@ mod history;
 pub use fold::{Beat, Folded, SAMPLE_RETENTION, Sample, ServerKey, ServerRow, beats_of, fold};
 pub use history::{HOUR_RETENTION, MINUTE_RETENTION, prune_rollups, prune_samples};
 
-use super::{Positioned, ReadModel};
-use futures::future::BoxFuture;
+use super::Positioned;
 use sqlx::PgConnection;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{LazyLock, Mutex};
@@ -43,28 +42,16 @@ static LAST_PRUNED: Mutex<Option<Instant>> = Mutex::new(None);
 #[derive(Debug, Clone, Copy)]
 pub struct Servers;
 
-impl ReadModel for Servers {
-    fn name(&self) -> &'static str {
-        "servers"
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &[
-            "servers",
-            "server_samples",
-            "server_minutes",
-            "server_five_minutes",
-            "server_hours",
-        ]
-    }
-
-    fn apply<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        messages: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(apply(conn, messages))
-    }
+read_model! {
+    Servers: "servers",
+    tables: [
+        "servers",
+        "server_samples",
+        "server_minutes",
+        "server_five_minutes",
+        "server_hours",
+    ],
+    fold: apply
 }
 
 /// Folds the heartbeats of `messages` into the servers tables; returns the rows written.

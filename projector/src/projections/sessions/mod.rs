@@ -44,9 +44,8 @@ pub use fold::{
 };
 pub use happenings::{Happening, happenings_of};
 
-use super::{Positioned, ReadModel};
+use super::Positioned;
 use chrono::{DateTime, Utc};
-use futures::future::BoxFuture;
 use sqlx::PgConnection;
 use std::collections::BTreeSet;
 use uuid::Uuid;
@@ -58,22 +57,10 @@ const ROWS_PER_STATEMENT: usize = 2_000;
 #[derive(Debug, Clone, Copy)]
 pub struct Sessions;
 
-impl ReadModel for Sessions {
-    fn name(&self) -> &'static str {
-        "sessions"
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &["sessions", "session_server_heartbeats"]
-    }
-
-    fn apply<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        messages: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(apply(conn, messages))
-    }
+read_model! {
+    Sessions: "sessions",
+    tables: ["sessions", "session_server_heartbeats"],
+    fold: apply
 }
 
 /// Folds the session and heartbeat records of `messages` into the sessions tables; returns
