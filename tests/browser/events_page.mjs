@@ -94,6 +94,12 @@ async function checkEvents(page, problems, streams) {
       && document.getElementById('live-status').dataset.state === 'live'
       && window.location.search.includes(`names=${name}`);
   }, FIRST_STEP);
+  // The status may still read 'live' from the old feed for a moment: wait (with a deadline)
+  // for the browser to request the filtered stream.
+  const restartDeadline = Date.now() + 10_000;
+  while (!(streams.at(-1)?.url ?? '').includes(`names=${FIRST_STEP}`) && Date.now() < restartDeadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   const filteredStream = streams.at(-1)?.url ?? '';
   if (!filteredStream.includes(`names=${FIRST_STEP}`)) fail(`the live feed did not restart with the filter: ${filteredStream}`);
   log(`filtered: ${await page.locator('[data-testid="event-row"]').count()} ${FIRST_STEP} rows, address ${page.url()}`);

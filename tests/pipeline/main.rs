@@ -14,7 +14,6 @@ mod keys;
 mod players;
 mod punishments;
 mod sdk;
-mod secrets_in_logs;
 mod servers;
 mod sessions;
 mod staff;

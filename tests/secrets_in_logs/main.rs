@@ -3,8 +3,9 @@
 //! or refused), or a player IP.
 //!
 //! The capturing subscriber is the thread's default and the test runs on a current-thread
-//! runtime, so it sees every event of every task the stack spawns, whatever other tests in
-//! this binary do with the global subscriber.
+//! runtime, so it sees every event of every task the stack spawns. It is the only test of its
+//! binary: tracing caches each callsite's interest for the whole process, and a test running
+//! beside it that hit the same callsites first was seen to leave lines uncaptured.
 
 use pipeline_tests::{TestStack, eventually};
 use reqwest::Method;
