@@ -268,7 +268,16 @@ async fn rebuilding_twice_is_identical_and_one_model_rebuilds_alone() -> anyhow:
     )
     .fetch_all(h.pool())
     .await?;
-    assert_eq!(indexes, ["players_account_rank_idx", "players_pkey"]);
+    assert_eq!(
+        indexes,
+        [
+            "players_account_last_seen_idx",
+            "players_account_rank_idx",
+            "players_pkey",
+            "players_username_prefix_idx",
+            "players_username_trgm_idx",
+        ]
+    );
     let leftovers: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'retired\\_%'",
     )

@@ -42,6 +42,9 @@ pub struct ChatLogPage {
     pub next_cursor: Option<String>,
 }
 
+/// The columns of a [`ChatLogEntry`] from message `c`.
+pub const COLUMNS: &str = "c.id, c.entry_type, c.message, c.channel, c.server_id, c.sent_at";
+
 /// The routes of this resource.
 pub fn router() -> DashboardRoutes {
     Router::new().route("/api/players/{uuid}/chatlog", get(chatlog))
@@ -73,10 +76,9 @@ pub async fn chatlog(
 ) -> Result<Json<ChatLogPage>, ApiError> {
     let page = PageRequest::parse(query.as_deref().unwrap_or(""))?;
     require_player(&state.reads, caller.account_id, player).await?;
-    let mut sql = QueryBuilder::<Postgres>::new(
-        "SELECT c.id, c.entry_type, c.message, c.channel, c.server_id, c.sent_at \
-         FROM chat_messages c WHERE c.account_id = ",
-    );
+    let mut sql = QueryBuilder::<Postgres>::new(format!(
+        "SELECT {COLUMNS} FROM chat_messages c WHERE c.account_id = "
+    ));
     sql.push_bind(caller.account_id)
         .push(" AND c.player_uuid = ")
         .push_bind(player);

@@ -51,6 +51,10 @@ pub struct FlagPage {
     pub next_cursor: Option<String>,
 }
 
+/// The columns of a [`FlagItem`] from flag `f`.
+pub const COLUMNS: &str = "f.id, f.check_name, f.check_type, f.violation_level, f.detail, \
+    f.source_plugin, f.is_experimental, f.server_id, f.flagged_at, f.ping_ms, f.tps";
+
 /// The routes of this resource.
 pub fn router() -> DashboardRoutes {
     Router::new().route("/api/players/{uuid}/flags", get(list_flags))
@@ -63,11 +67,9 @@ pub async fn fetch(
     player: Uuid,
     page: &PageRequest,
 ) -> Result<Vec<FlagItem>, sqlx::Error> {
-    let mut sql = QueryBuilder::<Postgres>::new(
-        "SELECT f.id, f.check_name, f.check_type, f.violation_level, f.detail, f.source_plugin, \
-           f.is_experimental, f.server_id, f.flagged_at, f.ping_ms, f.tps \
-         FROM anticheat_flags f WHERE f.account_id = ",
-    );
+    let mut sql = QueryBuilder::<Postgres>::new(format!(
+        "SELECT {COLUMNS} FROM anticheat_flags f WHERE f.account_id = "
+    ));
     sql.push_bind(account_id)
         .push(" AND f.player_uuid = ")
         .push_bind(player);

@@ -1,5 +1,6 @@
 //! Every HTTP route of the service, one module per resource.
 
+pub mod account_reads;
 pub mod admin_accounts;
 pub mod admin_keys;
 pub mod admin_settings;
@@ -62,6 +63,7 @@ fn dashboard() -> DashboardRoutes {
         .merge(events_stream::router())
         .merge(funnels::router())
         .merge(players::router())
+        .merge(account_reads::router())
         .merge(punishments::router())
         .merge(flags::router())
         .merge(chatlog::router())

@@ -6,9 +6,9 @@
 //! `/api/openapi.json`.
 
 use crate::routes::{
-    admin_accounts, admin_keys, admin_settings, admin_team, chatlog, events, events_stream,
-    exchange_rates, flags, funnels, overview, players, punishments, reviews, server_history,
-    servers, staff, staff_leaderboard,
+    account_reads, admin_accounts, admin_keys, admin_settings, admin_team, chatlog, events,
+    events_stream, exchange_rates, flags, funnels, overview, players, punishments, reviews,
+    server_history, servers, staff, staff_leaderboard,
 };
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -30,6 +30,9 @@ use utoipa_swagger_ui::SwaggerUi;
         events_stream::stream_events,
         funnels::compute_funnel,
         players::get_player, punishments::list_punishments, flags::list_flags, chatlog::chatlog,
+        account_reads::search::search_players, account_reads::alts::list_alts,
+        account_reads::punishments::list_punishments, account_reads::flags::list_flags,
+        account_reads::chat::list_chat,
         servers::list_servers, staff::list_staff,
         overview::get_overview, server_history::server_history, staff_leaderboard::leaderboard,
         reviews::public_reviews, exchange_rates::public_rates,

@@ -73,6 +73,21 @@ pub struct PunishmentPage {
 pub const IS_ACTIVE: &str = "(p.type IN ('ban', 'mute') AND p.revoked_at IS NULL \
     AND (p.expires_at IS NULL OR p.expires_at > now()))";
 
+/// The columns of a [`PunishmentItem`] from punishment `p` with [`JOINS`].
+pub fn columns() -> String {
+    format!(
+        "p.id, p.type AS punishment_type, p.reason, p.staff_uuid, \
+         COALESCE(p.staff_name, staff.username) AS staff_username, p.server_id, \
+         s.name AS server_name, p.issued_at, p.expires_at, {IS_ACTIVE} AS is_active, \
+         p.revoked_at, p.revoked_by, p.revoked_by_name AS revoked_by_username, \
+         p.revoke_reason, p.scope, p.source_plugin, p.ip_based"
+    )
+}
+
+/// The joins [`columns`] reads: the server's name and the issuer's player name.
+pub const JOINS: &str = "LEFT JOIN servers s ON s.account_id = p.account_id AND s.id = p.server_id \
+    LEFT JOIN players staff ON staff.account_id = p.account_id AND staff.uuid = p.staff_uuid";
+
 /// The routes of this resource.
 pub fn router() -> DashboardRoutes {
     Router::new().route("/api/players/{uuid}/punishments", get(list_punishments))
@@ -86,15 +101,8 @@ pub async fn fetch(
     page: &PageRequest,
 ) -> Result<Vec<PunishmentItem>, sqlx::Error> {
     let mut sql = QueryBuilder::<Postgres>::new(format!(
-        "SELECT p.id, p.type AS punishment_type, p.reason, p.staff_uuid, \
-           COALESCE(p.staff_name, staff.username) AS staff_username, p.server_id, \
-           s.name AS server_name, p.issued_at, p.expires_at, {IS_ACTIVE} AS is_active, \
-           p.revoked_at, p.revoked_by, p.revoked_by_name AS revoked_by_username, \
-           p.revoke_reason, p.scope, p.source_plugin, p.ip_based \
-         FROM punishments p \
-         LEFT JOIN servers s ON s.account_id = p.account_id AND s.id = p.server_id \
-         LEFT JOIN players staff ON staff.account_id = p.account_id AND staff.uuid = p.staff_uuid \
-         WHERE p.account_id = "
+        "SELECT {} FROM punishments p {JOINS} WHERE p.account_id = ",
+        columns()
     ));
     sql.push_bind(account_id)
         .push(" AND p.player_uuid = ")

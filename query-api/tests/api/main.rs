@@ -1,6 +1,8 @@
 //! Integration tests of query-api: each test runs the app on a random port against its own
 //! nats-server and database.
 
+mod account_lists;
+mod account_players;
 mod admin_accounts;
 mod browser;
 mod dashboard_pages;

@@ -19,6 +19,11 @@ async fn the_document_covers_the_whole_base_url() -> anyhow::Result<()> {
         "/api/players/{uuid}/punishments",
         "/api/players/{uuid}/flags",
         "/api/players/{uuid}/chatlog",
+        "/api/players",
+        "/api/players/{uuid}/alts",
+        "/api/punishments",
+        "/api/flags",
+        "/api/chat",
         "/api/servers",
         "/api/staff",
         "/api/public/reviews",
@@ -37,6 +42,11 @@ async fn the_document_covers_the_whole_base_url() -> anyhow::Result<()> {
         "PunishmentPage",
         "FlagPage",
         "ChatLogPage",
+        "PlayerSearchPage",
+        "AltList",
+        "AccountPunishmentPage",
+        "AccountFlagPage",
+        "AccountChatPage",
         "ServerList",
         "StaffRoster",
     ] {
@@ -45,6 +55,15 @@ async fn the_document_covers_the_whole_base_url() -> anyhow::Result<()> {
             "{schema}"
         );
     }
+
+    // An account-wide row is the per-player row plus who it concerns.
+    let row = &doc["components"]["schemas"]["AccountPunishment"];
+    assert!(
+        row.to_string()
+            .contains("#/components/schemas/PunishmentItem")
+            && row.to_string().contains("player_uuid"),
+        "{row}"
+    );
 
     // Ingest documents the plugin writes itself (`/api/plugin/openapi.json`).
     assert!(doc["paths"].get("/api/plugin/heartbeat").is_none());
