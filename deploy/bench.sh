@@ -7,7 +7,8 @@
 #   --debug   use the debug build (what test.sh has already built) instead of a release build;
 #             the numbers are then meaningless, only the harness is exercised
 #   --only P  run only the write phases (ingest, projector, baselines) or the read phases
-#             (live stream, open streams, reads on the large dataset)
+#             (live stream, open streams, reads on the large dataset, the staff dashboard's
+#             Overview, 30-day server chart, pages and sign-in)
 #
 # It builds warden-bench (one cargo build), starts a private nats-server with
 # `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's

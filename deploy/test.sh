@@ -123,8 +123,13 @@ for key in ("mode", "machine", "measurements", "memory_mib", "targets"):
 names = {m["name"] for m in report["measurements"]}
 for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_catch_up", "raw_insert",
              "ingest_plus_projector", "raw_chain", "post_to_stream", "player_lookup",
-             "chatlog_newest_50", "event_search", "funnel_3_steps"):
+             "chatlog_newest_50", "event_search", "funnel_3_steps", "server_history_build",
+             "overview", "server_chart_30d", "sign_in", "sign_in_concurrent", "overview_page"):
     assert name in names, f"report.json lacks measurement {name}"
+# The dashboard's requests must have worked (a refused sign-in or a 404 chart is an error).
+for m in report["measurements"]:
+    if m["name"] in ("overview", "server_chart_30d", "sign_in", "overview_page"):
+        assert m["count"] > 0 and m["errors"] == 0, m
 for target in report["targets"]:
     assert isinstance(target["holds"], bool) and target["requirement"], target
 print(f"report.json well formed: {len(names)} measurements, {len(report['targets'])} targets")

@@ -7,8 +7,10 @@
 mod chain;
 mod children;
 mod cpu;
+mod dashboard;
 mod data;
 mod e2e;
+mod history;
 mod ingest_load;
 mod plan;
 mod projection;
@@ -46,8 +48,8 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Run only these phases: `writes` (ingest, projector and their baselines) or `reads`
-        /// (live stream, open streams, reads on the large dataset). Targets of the phases not
-        /// run show as not measured.
+        /// (live stream, open streams, reads on the large dataset, the dashboard and sign-in).
+        /// Targets of the phases not run show as not measured.
         #[arg(long, value_enum)]
         only: Option<run::Phases>,
         /// Where the JSON report goes.

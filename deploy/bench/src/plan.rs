@@ -39,6 +39,16 @@ pub(crate) struct Plan {
     pub(crate) funnel_runs: usize,
     /// Open streams for query-api's memory measurement.
     pub(crate) open_streams: usize,
+    /// Servers with per-minute history for the dashboard reads.
+    pub(crate) history_servers: usize,
+    /// Days of that history.
+    pub(crate) history_days: i64,
+    /// Sequential sign-ins.
+    pub(crate) sign_ins: usize,
+    /// Sign-ins from several clients at once.
+    pub(crate) concurrent_sign_ins: usize,
+    /// How many clients at once.
+    pub(crate) sign_in_clients: usize,
 }
 
 impl Plan {
@@ -63,6 +73,11 @@ impl Plan {
                 reads_per_query: 100,
                 funnel_runs: 3,
                 open_streams: 200,
+                history_servers: 5,
+                history_days: 2,
+                sign_ins: 20,
+                concurrent_sign_ins: 8,
+                sign_in_clients: 4,
             }
         } else {
             Plan {
@@ -83,6 +98,11 @@ impl Plan {
                 reads_per_query: 500,
                 funnel_runs: 10,
                 open_streams: 1_000,
+                history_servers: 100,
+                history_days: 30,
+                sign_ins: 200,
+                concurrent_sign_ins: 40,
+                sign_in_clients: 4,
             }
         }
     }

@@ -1,13 +1,17 @@
 //! The read side: POST -> live stream latency, query-api's memory with many open streams,
-//! and reads on a large dataset.
+//! reads on a large dataset, and the staff dashboard on it plus servers' history.
 
 use crate::children::ServiceProcess;
+use crate::dashboard::{Dashboard, SignIns};
 use crate::e2e::{REFUSED_OPENS, Subscribers, post_to_stream};
+use crate::history::{Log, SYNC_INTERVAL_SECONDS, row_counts};
 use crate::reads::{build_dataset, measure_reads};
 use crate::run::{Bench, phase};
 use crate::stats::Measurement;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
 
 /// Runs the read phases; returns how many streams were open for the memory measurement.
 pub(crate) async fn run(
@@ -102,5 +106,111 @@ pub(crate) async fn run(
     )
     .await;
     b.report.measurements.extend(reads);
+    dashboard_reads(b, &query.base_url, readers, &ids).await?;
     Ok(open)
+}
+
+/// The staff dashboard on the large dataset's account plus servers with per-minute history:
+/// Overview, 30-day server chart, the pages, and sign-in.
+async fn dashboard_reads(
+    b: &mut Bench,
+    base_url: &str,
+    readers: Uuid,
+    players: &[Uuid],
+) -> anyhow::Result<()> {
+    let (servers, days) = (b.plan.history_servers, b.plan.history_days);
+    phase(&format!(
+        "dashboard: {servers} servers with {days} days of per-minute history"
+    ));
+    b.admin
+        .settings(readers, &["admin", "mod"], SYNC_INTERVAL_SECONDS)
+        .await?;
+    let started = Instant::now();
+    let mut log = Log::new(readers, players, servers, days);
+    log.build(&b.svc_pool).await?;
+    let what = "heartbeats (one a minute per server) with joins, quits and punishments, folded \
+                through every read model with the projector's own statements and pruned by its \
+                retention, then VACUUM (ANALYZE) (informational)";
+    let heartbeats = log.heartbeats;
+    let elapsed = started.elapsed();
+    let build = Measurement::new(
+        "server_history_build",
+        what,
+        "heartbeats",
+        heartbeats,
+        elapsed,
+        None,
+        0,
+    );
+    b.report.measurements.push(build);
+    b.note(
+        "server_history_build",
+        format!(
+            "{} joins, quits and punishments folded beside the heartbeats",
+            log.activity
+        ),
+    );
+    let rows = row_counts(&b.svc_pool, readers).await?;
+    b.note(
+        "server_history_build",
+        format!("rows after pruning: {rows}"),
+    );
+    let server_ids = log.servers.clone();
+    let stop = CancellationToken::new();
+    let live = log.live_until(b.svc_pool.clone(), stop.clone());
+
+    let count = b.plan.reads_per_query;
+    let keys = b
+        .admin
+        .keys(readers, "dashboard", 2 * (count + 5) / 50 + 2)
+        .await?;
+    let http = b.http.clone();
+    let view = Dashboard {
+        http: &http,
+        base_url,
+        keys: &keys,
+        servers: &server_ids,
+    };
+    b.report.measurements.extend(view.json_reads(count).await);
+    for (name, route) in [
+        ("overview", "/api/overview"),
+        ("server_chart_30d", "/api/servers/{id}/history"),
+    ] {
+        if let Some((share, total)) = view.server_side_within_50ms(route).await {
+            b.note(
+                name,
+                format!(
+                    "query-api's own histogram: {:.1}% of {total} GET {route} (warm-ups \
+                     included) took at most 50 ms in the service",
+                    share * 100.0
+                ),
+            );
+        }
+    }
+
+    let (sequential, concurrent, clients) = (
+        b.plan.sign_ins,
+        b.plan.concurrent_sign_ins,
+        b.plan.sign_in_clients,
+    );
+    let sign_ins = SignIns::for_attempts(5 + sequential + concurrent);
+    for (i, (login, password)) in sign_ins.members.iter().enumerate() {
+        let role = if i == 0 { "owner" } else { "viewer" };
+        b.admin.member(readers, login, role, password).await?;
+    }
+    let (measured, cookies) = sign_ins
+        .measure(base_url, sequential, concurrent, clients)
+        .await?;
+    b.report.measurements.extend(measured);
+    if cookies.is_empty() {
+        let note = "overview_page: not measured, no sign-in succeeded";
+        b.report.notes.push(note.to_owned());
+    } else {
+        let (pages, notes) = view.pages(&cookies, count / 2).await;
+        b.report.measurements.extend(pages);
+        b.report.notes.extend(notes);
+    }
+    stop.cancel();
+    let _ = live.await;
+    Ok(())
 }

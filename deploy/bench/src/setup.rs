@@ -60,6 +60,52 @@ impl Admin {
         Ok(created.id)
     }
 
+    /// Sets `account`'s staff groups and sync interval.
+    pub(crate) async fn settings(
+        &self,
+        account: Uuid,
+        staff_groups: &[&str],
+        sync_interval_seconds: i64,
+    ) -> anyhow::Result<()> {
+        self.http
+            .put(format!(
+                "{}/api/admin/accounts/{account}/settings",
+                self.base_url
+            ))
+            .bearer_auth(&self.admin_key)
+            .json(&serde_json::json!({
+                "staff_groups": staff_groups,
+                "sync_interval_seconds": sync_interval_seconds,
+            }))
+            .send()
+            .await?
+            .error_for_status()
+            .context("setting the account's settings")?;
+        Ok(())
+    }
+
+    /// Adds a dashboard team member with a password (hashed with Argon2id by query-api).
+    pub(crate) async fn member(
+        &self,
+        account: Uuid,
+        login: &str,
+        role: &str,
+        password: &str,
+    ) -> anyhow::Result<()> {
+        self.http
+            .post(format!(
+                "{}/api/admin/accounts/{account}/members",
+                self.base_url
+            ))
+            .bearer_auth(&self.admin_key)
+            .json(&serde_json::json!({ "login": login, "role": role, "password": password }))
+            .send()
+            .await?
+            .error_for_status()
+            .with_context(|| format!("creating team member {login}"))?;
+        Ok(())
+    }
+
     /// Issues `count` keys of `kind` (`plugin` or `dashboard`) for `account`.
     pub(crate) async fn keys(
         &self,

@@ -1,4 +1,4 @@
-//! The targets of issue 7 and the machine description, for the report.
+//! The targets of issues 7 and 14 and the machine description, for the report.
 
 use crate::plan::Plan;
 use crate::report::Report;
@@ -39,6 +39,13 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         ("chatlog newest 50 p99 <= 5 ms", "chatlog_newest_50", 5.0),
         ("event search p99 <= 20 ms", "event_search", 20.0),
         ("3-step funnel <= 500 ms (p99)", "funnel_3_steps", 500.0),
+        ("overview p99 <= 50 ms", "overview", 50.0),
+        ("server chart 30 d p99 <= 50 ms", "server_chart_30d", 50.0),
+        (
+            "sign-in p99 <= 250 ms (Argon2id included)",
+            "sign_in",
+            250.0,
+        ),
     ];
     for (requirement, name, limit) in latency_bounds {
         let value = p99(report, name);
