@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
+/// Streams opened per dashboard key: query-api's default `MAX_STREAMS_PER_KEY`.
+const STREAMS_PER_KEY: usize = 20;
 /// Runs the read phases; returns how many streams were open for the memory measurement.
 pub(crate) async fn run(
     b: &mut Bench,
@@ -22,7 +24,11 @@ pub(crate) async fn run(
     phase("end to end: POST -> live stream");
     let dashboard = b
         .admin
-        .keys(b.account, "dashboard", b.plan.subscribers.div_ceil(20))
+        .keys(
+            b.account,
+            "dashboard",
+            b.plan.subscribers.div_ceil(STREAMS_PER_KEY),
+        )
         .await?;
     let plugin = b.admin.keys(b.account, "plugin", 4).await?;
     let e2e = post_to_stream(
@@ -39,9 +45,15 @@ pub(crate) async fn run(
     b.report.measurements.push(e2e);
 
     phase("query-api memory with open streams");
+    // Each key may hold at most MAX_STREAMS_PER_KEY streams (default 20), so the streams are
+    // spread over enough keys for every one of them to open.
     let dashboard = b
         .admin
-        .keys(b.account, "dashboard", b.plan.open_streams.div_ceil(40))
+        .keys(
+            b.account,
+            "dashboard",
+            b.plan.open_streams.div_ceil(STREAMS_PER_KEY),
+        )
         .await?;
     let streams = Subscribers::open(&b.http, &query.base_url, &dashboard, b.plan.open_streams);
     let open = streams.wait_connected(Duration::from_secs(90)).await;
