@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 use crate::team::invites::{self, DEFAULT_EXPIRES_IN_SECONDS, InviteSummary, IssuedInvite};
-use crate::team::{Actor, Member, members, parse_role};
+use crate::team::{Actor, Member, Role, members, parse_role};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, patch};
@@ -22,16 +22,16 @@ use uuid::Uuid;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewMemberBody {
-    /// What they sign in with (3..=254 characters, no spaces; stored lower-case), e.g. an
-    /// e-mail address. Unique across the deployment.
-    #[schema(example = "owner@example.com", min_length = 3, max_length = 254)]
+    /// What they sign in with (3..=254 characters once trimmed, no spaces or control
+    /// characters; stored lower-case), e.g. an e-mail address. Unique across the deployment.
+    #[schema(example = "owner@example.com", min_length = 3)]
     pub login: String,
-    /// The name pages show (1..=100 characters); the login when omitted.
+    /// The name pages show (1..=100 characters once trimmed, no NUL); the login when omitted.
     #[serde(default)]
-    #[schema(max_length = 100)]
+    #[schema(min_length = 1)]
     pub display_name: Option<String>,
     /// `owner`, `admin`, `moderator` or `viewer`.
-    #[schema(example = "owner")]
+    #[schema(example = "owner", value_type = Role)]
     pub role: String,
     /// 12..=256 characters. Stored only as an Argon2id hash.
     #[schema(min_length = 12, max_length = 256)]
@@ -42,11 +42,11 @@ pub struct NewMemberBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewInviteBody {
-    /// The login the new member will sign in with.
-    #[schema(example = "mod@example.com", min_length = 3, max_length = 254)]
+    /// The login the new member will sign in with (the rules of a member's `login`).
+    #[schema(example = "mod@example.com", min_length = 3)]
     pub login: String,
     /// `owner`, `admin`, `moderator` or `viewer`.
-    #[schema(example = "moderator")]
+    #[schema(example = "moderator", value_type = Role)]
     pub role: String,
     /// How long the link works: 60..=2592000 seconds (default 604800, 7 days).
     #[serde(default)]
@@ -58,8 +58,8 @@ pub struct NewInviteBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemberUpdate {
-    /// The new role.
-    #[schema(example = "admin")]
+    /// The new role: `owner`, `admin`, `moderator` or `viewer`.
+    #[schema(example = "admin", value_type = Role)]
     pub role: String,
 }
 
@@ -94,7 +94,7 @@ pub fn router() -> AdminRoutes {
         )
 }
 
-fn role(text: &str) -> Result<crate::team::Role, ApiError> {
+fn role(text: &str) -> Result<Role, ApiError> {
     parse_role("role", text).map_err(|error| ApiError::invalid(vec![error]))
 }
 

@@ -5,6 +5,7 @@
 //! served at `/api/plugin/openapi.json`); the all-in-one stack serves the merge of both at
 //! `/api/openapi.json`.
 
+use crate::routes::account_reads::params::MAX_TEXT;
 use crate::routes::{
     account_reads, admin_accounts, admin_keys, admin_settings, admin_team, chatlog, events,
     events_stream, exchange_rates, flags, funnels, overview, players, punishments, reviews,
@@ -108,6 +109,92 @@ fn refinements(doc: &mut Value) {
             "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\x00]*$"},
         }),
     );
+    team_rules(doc);
+    query_rules(doc);
+}
+
+/// The characters Rust's `str::trim` removes (Unicode White_Space), for a character class.
+/// Spelled out: `\s` means other sets in ECMA-262 and in the fuzzer's Python.
+const WHITE_SPACE: &str = r"\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
+
+/// 1..=`max` characters once trimmed, no NUL (`normalize_display_name`, the player search).
+fn trimmed_text(max: usize) -> String {
+    let edge = format!("[^{WHITE_SPACE}\\x00]");
+    format!(
+        "^[{WHITE_SPACE}]*{edge}(?:[^\\x00]{{0,{}}}{edge})?[{WHITE_SPACE}]*$",
+        max - 2
+    )
+}
+
+/// A character of a team login: neither white space nor a control character (`\x85` is both).
+const LOGIN_CHAR: &str = r"[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
+
+/// A team login (`team::normalize_login`): 3..=254 characters once trimmed, none of them white
+/// space or a control character.
+fn login() -> String {
+    format!("^[{WHITE_SPACE}]*{LOGIN_CHAR}{{3,254}}[{WHITE_SPACE}]*$")
+}
+
+/// The team bodies: logins and display names are trimmed before their bounds are checked.
+fn team_rules(doc: &mut Value) {
+    for schema in ["NewMemberBody", "NewInviteBody"] {
+        refine(doc, schema, Some("login"), json!({"pattern": login()}));
+    }
+    refine(
+        doc,
+        "NewMemberBody",
+        Some("display_name"),
+        json!({"pattern": trimmed_text(100)}),
+    );
+}
+
+/// Merges `patch` into the schema of query parameter `name` of `GET path`.
+fn refine_query(doc: &mut Value, path: &str, name: &str, patch: Value) {
+    let parameter = doc["paths"][path]["get"]["parameters"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .find(|parameter| parameter["name"] == name);
+    debug_assert!(parameter.is_some(), "no parameter {name} of GET {path}");
+    if let (Some(schema), Value::Object(patch)) =
+        (parameter.and_then(|p| p["schema"].as_object_mut()), patch)
+    {
+        schema.extend(patch);
+    }
+}
+
+/// The query parameters' closed sets and the trimmed player search.
+fn query_rules(doc: &mut Value) {
+    refine_query(
+        doc,
+        "/api/chat",
+        "entry_type",
+        json!({"enum": ["chat", "command"]}),
+    );
+    refine_query(
+        doc,
+        "/api/punishments",
+        "type",
+        json!({"enum": ["ban", "mute", "kick", "warning"]}),
+    );
+    refine_query(
+        doc,
+        "/api/servers/{id}/history",
+        "range",
+        json!({"enum": ["1h", "24h", "7d", "30d"]}),
+    );
+    refine_query(
+        doc,
+        "/api/staff/leaderboard",
+        "days",
+        json!({"enum": [7, 30]}),
+    );
+    refine_query(
+        doc,
+        "/api/players",
+        "search",
+        json!({"pattern": trimmed_text(MAX_TEXT)}),
+    );
 }
 
 /// `GET /api/openapi.json` (query-api's document) and the Swagger UI at `/api/docs`.
@@ -159,5 +246,63 @@ mod tests {
             doc["paths"]["/api/v1/events"]["get"]["security"][0]["dashboard_key"],
             serde_json::json!([])
         );
+    }
+
+    /// The patterns and the validation they mirror agree, edge cases included (white space
+    /// at the ends and inside, control characters, the length bounds once trimmed).
+    #[test]
+    fn trimmed_patterns_agree_with_validation() -> Result<(), regex::Error> {
+        use crate::team::{normalize_display_name, normalize_login};
+        let doc = document();
+        let schemas = &doc["components"]["schemas"];
+        let pattern = |value: &Value| regex::Regex::new(value.as_str().unwrap_or("^$"));
+        let login = pattern(&schemas["NewMemberBody"]["properties"]["login"]["pattern"])?;
+        let name = pattern(&schemas["NewMemberBody"]["properties"]["display_name"]["pattern"])?;
+        let search = doc["paths"]["/api/players"]["get"]["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"] == "search")
+            .map(|p| pattern(&p["schema"]["pattern"]))
+            .unwrap_or_else(|| pattern(&Value::Null))?;
+        let long = |n: usize| "x".repeat(n);
+        let samples = [
+            String::new(),
+            "ab".into(),
+            "abc".into(),
+            " Owner@Demo.Local ".into(),
+            "a b@c".into(),
+            "\t\u{3000}abc\u{85}\n".into(),
+            "ab\u{1}c".into(),
+            "ab\u{a0}c".into(),
+            "ab\0c".into(),
+            "  ".into(),
+            "\u{1f600}".into(),
+            " a b ".into(),
+            long(100),
+            format!(" {} ", long(100)),
+            long(101),
+            long(254),
+            format!("\u{2028}{}\u{2029}", long(254)),
+            long(255),
+        ];
+        for sample in &samples {
+            let text = sample.as_str();
+            assert_eq!(
+                login.is_match(text),
+                normalize_login("login", text).is_ok(),
+                "login {text:?}"
+            );
+            assert_eq!(
+                name.is_match(text),
+                normalize_display_name("display_name", text).is_ok(),
+                "display_name {text:?}"
+            );
+            let searchable = !text.trim().is_empty()
+                && text.trim().chars().count() <= MAX_TEXT
+                && !text.contains('\0');
+            assert_eq!(search.is_match(text), searchable, "search {text:?}");
+        }
+        Ok(())
     }
 }

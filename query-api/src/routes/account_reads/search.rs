@@ -100,10 +100,10 @@ fn parse(query: Option<&str>) -> Result<(ListParams, Filter), ApiError> {
 #[utoipa::path(get, path = "/api/players", tag = "players",
     security(("dashboard_key" = [])),
     params(
-        ("search" = Option<String>, Query, description = "A UUID (exact), or part of the current name (case-insensitive; under 3 characters: the name's start)"),
+        ("search" = Option<String>, Query, description = "A UUID (exact), or part of the current name (case-insensitive; under 3 characters: the name's start); 1..=100 characters once trimmed"),
         ("online" = Option<bool>, Query, description = "Only players online now (true) or not (false)"),
-        ("from" = Option<String>, Query, description = "Only players last seen at or after this time (RFC 3339): recently seen"),
-        ("to" = Option<String>, Query, description = "Only players last seen before this time (RFC 3339)"),
+        ("from" = Option<DateTime<Utc>>, Query, description = "Only players last seen at or after this time (RFC 3339): recently seen"),
+        ("to" = Option<DateTime<Utc>>, Query, description = "Only players last seen before this time (RFC 3339)"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1..=500, default 50"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
