@@ -64,7 +64,7 @@ ensure_schemathesis_installed
 if [[ "$build" == true ]]; then
     cargo build -p stack
 fi
-STACK_BIN="$REPO_ROOT/target/debug/stack"
+STACK_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/debug/stack"
 [[ -x "$STACK_BIN" ]] || die "$STACK_BIN does not exist (cargo build -p stack)"
 
 section "private stack"

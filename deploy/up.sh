@@ -85,8 +85,8 @@ section "build"
 packages=(-p stack)
 [[ "$demo" == true ]] && packages+=(-p demo-fleet)
 cargo build --release "${packages[@]}"
-STACK_BIN="$REPO_ROOT/target/release/stack"
-FLEET_BIN="$REPO_ROOT/target/release/demo-fleet"
+STACK_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/stack"
+FLEET_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/demo-fleet"
 [[ -x "$STACK_BIN" ]] || die "cargo build succeeded but $STACK_BIN does not exist"
 if [[ "$demo" == true && ! -x "$FLEET_BIN" ]]; then
     die "cargo build succeeded but $FLEET_BIN does not exist"
