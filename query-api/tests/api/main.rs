@@ -3,6 +3,7 @@
 
 mod account_lists;
 mod account_players;
+mod activity_stream;
 mod admin_accounts;
 mod browser;
 mod dashboard_pages;
@@ -18,6 +19,7 @@ mod histories;
 mod key_sync;
 mod keys;
 mod openapi;
+mod overview_queries;
 mod players;
 mod pool_safety;
 mod public;
