@@ -121,7 +121,8 @@ def check_k8s():
                 for ops in OPS_PATHS:
                     check(not ingress_matches(path["path"], path.get("pathType"), ops),
                           f"Ingress: {path['path']} routes {ops}, which must not be reachable from outside")
-    check_routes("Ingress", routes, ("/api/", "/events", "/assets/"))
+    check_routes("Ingress", routes, ("/api/", "/events", "/assets/", "/", "/login", "/players",
+                                     "/punishments", "/anticheat", "/chat", "/overview"))
 
 
 # Readiness and metrics: for probes and Prometheus inside the cluster, never routed by the edge.

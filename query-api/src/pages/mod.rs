@@ -12,9 +12,11 @@
 
 pub mod activity;
 pub mod activity_stream;
+pub mod anticheat;
 pub mod assets;
 pub mod audit;
 pub mod charts;
+pub mod chat;
 pub mod display;
 pub mod error;
 pub mod events;
@@ -23,8 +25,11 @@ pub mod funnels;
 pub mod gate;
 pub mod invite;
 pub mod login;
+pub mod notes;
 pub mod overview;
 pub mod params;
+pub mod players;
+pub mod punishments;
 pub mod quota;
 pub mod servers;
 pub mod settings;
@@ -63,6 +68,10 @@ pub struct Page {
 pub const PAGES: &[Page] = &[
     Page { path: "/", title: "Overview", area: Area::Overview },
     Page { path: "/servers", title: "Servers", area: Area::Servers },
+    Page { path: "/players", title: "Players", area: Area::Players },
+    Page { path: "/punishments", title: "Punishments", area: Area::Punishments },
+    Page { path: "/anticheat", title: "Anti-cheat", area: Area::Flags },
+    Page { path: "/chat", title: "Chat logs", area: Area::ChatLogs },
     Page { path: "/staff", title: "Staff", area: Area::Staff },
     Page { path: "/events", title: "Events", area: Area::Events },
     Page { path: "/funnels", title: "Funnels", area: Area::Funnels },
@@ -152,6 +161,11 @@ fn signed_in() -> PageRoutes {
     Router::new()
         .merge(overview::router())
         .merge(servers::router())
+        .merge(players::router())
+        .merge(punishments::router())
+        .merge(anticheat::router())
+        .merge(chat::router())
+        .merge(notes::router())
         .merge(staff::router())
         .merge(events::router())
         .merge(funnels::router())

@@ -30,7 +30,7 @@ const ROWS_PER_STATEMENT: usize = 2_000;
 #[derive(Debug, Clone, Copy)]
 pub struct Players;
 
-read_model! { Players: "players", tables: ["players"], fold: apply }
+read_model! { Players: "players", tables: ["players", "player_names"], fold: apply }
 
 /// Folds the player records of `messages` into `players`; returns the rows written.
 pub(crate) async fn apply(
