@@ -10,7 +10,6 @@ pub mod body;
 pub mod config;
 pub mod decode;
 pub mod error;
-pub mod publisher;
 pub mod routes;
 pub mod startup;
 pub mod state;

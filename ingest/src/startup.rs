@@ -1,7 +1,6 @@
 //! Building ingest: connect NATS, check the log, load keys, assemble the router.
 
 use crate::config::Config;
-use crate::publisher::Publisher;
 use crate::routes;
 use crate::state::AppState;
 use async_nats::jetstream;
@@ -11,6 +10,7 @@ use shared::health::Readiness;
 use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
 use shared::nats;
+use shared::publisher::Publisher;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
 use shared::serve::BoundRouter;
@@ -58,7 +58,12 @@ impl Ingest {
             shutdown,
         ));
 
-        let publisher = Publisher::new(client.clone(), log.stream.clone(), config.publish_timeout);
+        let publisher = Publisher::new(
+            client.clone(),
+            log.stream.clone(),
+            config.publish_timeout,
+            "ingest_publish_duration_seconds",
+        );
         let state = AppState {
             keys: keys.clone(),
             publisher: publisher.clone(),

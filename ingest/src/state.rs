@@ -1,8 +1,8 @@
 //! What every ingest request handler shares.
 
-use crate::publisher::Publisher;
 use shared::key_directory::KeyDirectory;
 use shared::key_usage::KeyUsage;
+use shared::publisher::Publisher;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
 use shared::subjects::Subjects;

@@ -17,6 +17,15 @@ SELECT account_id, uuid, username, COALESCE(username_at, first_seen), COALESCE(u
 FROM players
 WHERE username IS NOT NULL;
 
--- Search: prefix (any length) and substring (trigram, 3+ characters) over lower(name).
+-- Search: prefix (any length) and substring (trigram, 3+ characters) over lower(name). These
+-- serve the searches whose matches are rare; only account_id, player_uuid and name are
+-- indexed, so the frequent last_seen updates stay HOT (no index writes).
 CREATE INDEX player_names_prefix_idx ON player_names (account_id, lower(name) text_pattern_ops);
 CREATE INDEX player_names_trgm_idx ON player_names USING gin (lower(name) gin_trgm_ops);
+
+-- The same set of names inside each players row (byte order, no repeats). Search walks the
+-- newest-seen players first (players_account_last_seen_idx) and matches a common fragment
+-- against their names in the row it already reads: a lookup in player_names per player
+-- instead measured ~3x slower over 1M players (README, "Player search").
+ALTER TABLE players ADD COLUMN names text[] NOT NULL DEFAULT '{}';
+UPDATE players SET names = ARRAY[username] WHERE username IS NOT NULL;

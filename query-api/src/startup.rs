@@ -22,6 +22,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// How long a dashboard write (a staff note) waits for the event stream's ack before the page
+/// says the log is unavailable.
+const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Everything the service serves, built but not yet listening.
 pub struct QueryApi {
     /// API routes with state applied; no `/healthz`, `/readyz`, `/metrics`, no fallbacks.
@@ -95,6 +99,12 @@ impl QueryApi {
             shutdown.clone(),
         ));
 
+        let publisher = shared::publisher::Publisher::new(
+            nats.clone(),
+            config.common.event_log.stream.clone(),
+            PUBLISH_TIMEOUT,
+            "query_api_publish_duration_seconds",
+        );
         let readiness = readiness(pool.clone(), nats, keys.clone());
         let api = routes::router(AppState {
             pool,
@@ -110,6 +120,8 @@ impl QueryApi {
             streams,
             sessions: config.dashboard.sessions,
             ip_hasher: Arc::new(audit_ip_hasher(config)),
+            publisher,
+            subjects: config.common.event_log.subjects(),
         });
         crate::team::passwords::warm_up().await;
         Ok(QueryApi { api, readiness })

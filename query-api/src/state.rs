@@ -41,4 +41,9 @@ pub struct AppState {
     pub sessions: crate::team::sessions::SessionPolicy,
     /// Hashes client IPs for the audit log (never stored in clear).
     pub ip_hasher: Arc<shared::records::IpHasher>,
+    /// Appends the records the dashboard writes (staff notes) to the event log, waiting for
+    /// the stream's ack.
+    pub publisher: shared::publisher::Publisher,
+    /// The event log's subjects (where a note is published).
+    pub subjects: shared::subjects::Subjects,
 }

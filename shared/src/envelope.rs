@@ -10,7 +10,7 @@
 //! every JetStream publish is an fsync, so a 100-record chat batch costs one fsync, not 100.
 
 use crate::records::{
-    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, PluginRecord, Punishment,
+    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, Note, PluginRecord, Punishment,
     RankChange, RecordKind, Session,
 };
 use chrono::{DateTime, Utc};
@@ -65,6 +65,8 @@ pub enum RecordBatch {
     AccountLink(Vec<Logged<AccountLink>>),
     /// Custom events.
     Custom(Vec<Logged<CustomEvent>>),
+    /// Staff notes (written by query-api for the dashboard; no plugin route accepts them).
+    Note(Vec<Logged<Note>>),
 }
 
 /// One record's full envelope, as read from a [`LogMessage`].
@@ -134,14 +136,22 @@ impl LogMessage {
     /// Every record's envelope, in log order.
     pub fn envelopes(&self) -> Vec<Envelope> {
         fn each<T: PluginRecord>(m: &LogMessage, records: &[Logged<T>]) -> Vec<Envelope> {
+            of_kind(m, records, T::KIND, |r| r.server_id())
+        }
+        fn of_kind<T>(
+            m: &LogMessage,
+            records: &[Logged<T>],
+            kind: RecordKind,
+            server_id: impl Fn(&T) -> Option<Uuid>,
+        ) -> Vec<Envelope> {
             records
                 .iter()
                 .enumerate()
                 .map(|(index, r)| Envelope {
                     id: r.id,
                     account_id: m.account_id,
-                    kind: T::KIND,
-                    server_id: r.record.server_id(),
+                    kind,
+                    server_id: server_id(&r.record),
                     received_at: m.received_at,
                     index,
                 })
@@ -156,6 +166,8 @@ impl LogMessage {
             RecordBatch::RankChange(r) => each(self, r),
             RecordBatch::AccountLink(r) => each(self, r),
             RecordBatch::Custom(r) => each(self, r),
+            // A note names no server: it was written on the dashboard.
+            RecordBatch::Note(r) => of_kind(self, r, Note::KIND, |_| None),
         }
     }
 }
@@ -172,6 +184,7 @@ impl RecordBatch {
             RecordBatch::RankChange(_) => RecordKind::RankChange,
             RecordBatch::AccountLink(_) => RecordKind::AccountLink,
             RecordBatch::Custom(_) => RecordKind::Custom,
+            RecordBatch::Note(_) => RecordKind::Note,
         }
     }
 
@@ -186,6 +199,7 @@ impl RecordBatch {
             RecordBatch::RankChange(r) => r.len(),
             RecordBatch::AccountLink(r) => r.len(),
             RecordBatch::Custom(r) => r.len(),
+            RecordBatch::Note(r) => r.len(),
         }
     }
 

@@ -23,6 +23,7 @@ pub mod keys;
 pub mod nats;
 pub mod openapi;
 pub mod problem;
+pub mod publisher;
 pub mod rate_limit;
 pub mod records;
 pub mod secret;

@@ -68,9 +68,11 @@ pub fn events_of(stream_sequence: u64, message: &LogMessage) -> Vec<TimelineEven
         RecordBatch::Chat(records) => each(records, chat, row),
         RecordBatch::Punishment(records) => each(records, punishment, row),
         RecordBatch::RankChange(records) => each(records, rank_change, row),
-        RecordBatch::Heartbeat(_) | RecordBatch::AnticheatFlag(_) | RecordBatch::AccountLink(_) => {
-            Vec::new()
-        }
+        // Notes are staff annotations with their own read model, not player events.
+        RecordBatch::Heartbeat(_)
+        | RecordBatch::AnticheatFlag(_)
+        | RecordBatch::AccountLink(_)
+        | RecordBatch::Note(_) => Vec::new(),
     }
 }
 

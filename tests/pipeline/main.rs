@@ -1,7 +1,11 @@
 //! Whole-pipeline tests: a plugin write travels through ingest, JetStream and the projector
 //! into PostgreSQL, and comes back out of query-api.
 
+mod alts;
+mod anticheat_page;
 mod chat;
+mod chat_export;
+mod chat_page;
 mod dashboard;
 mod dashboard_pages;
 mod events_page;
@@ -9,10 +13,15 @@ mod events_stream;
 mod faults;
 mod flags;
 mod hostile;
+mod investigate_page;
 mod isolation;
 mod keys;
+mod notes;
+mod player_search;
 mod players;
+mod players_page;
 mod punishments;
+mod punishments_page;
 mod sdk;
 mod servers;
 mod sessions;

@@ -47,6 +47,20 @@ impl SseStream {
         })
     }
 
+    /// Reads an answer already received (a stream opened with a session cookie, say);
+    /// expects 200.
+    pub fn from_response(response: reqwest::Response) -> anyhow::Result<SseStream> {
+        anyhow::ensure!(
+            response.status() == 200,
+            "stream answered {}",
+            response.status()
+        );
+        Ok(SseStream {
+            body: response.bytes_stream().boxed(),
+            buffer: String::new(),
+        })
+    }
+
     /// The next event (comments skipped), or an error after `timeout`.
     pub async fn next(&mut self, timeout: Duration) -> anyhow::Result<SseEvent> {
         let deadline = tokio::time::Instant::now() + timeout;

@@ -145,7 +145,7 @@ impl Sender {
                     return;
                 };
                 let count = records.len();
-                let path = endpoint(kind);
+                let path = endpoint(kind).unwrap_or("(no plugin endpoint)");
                 let result = send_batch(&client, kind, records).await;
                 match &result {
                     Ok(outcome) if !outcome.rejected.is_empty() => {

@@ -9,9 +9,10 @@ use serde_json::{Map, Value, json};
 use shared::records::RecordKind;
 use uuid::Uuid;
 
-/// The plugin endpoint that takes records of `kind`.
-pub fn endpoint(kind: RecordKind) -> &'static str {
-    match kind {
+/// The plugin endpoint that takes records of `kind`; none for staff notes, which only the
+/// dashboard writes.
+pub fn endpoint(kind: RecordKind) -> Option<&'static str> {
+    Some(match kind {
         RecordKind::Heartbeat => "/api/plugin/heartbeat",
         RecordKind::Chat => "/api/plugin/chat",
         RecordKind::Punishment => "/api/plugin/punishments",
@@ -20,7 +21,8 @@ pub fn endpoint(kind: RecordKind) -> &'static str {
         RecordKind::RankChange => "/api/plugin/rank-changes",
         RecordKind::AccountLink => "/api/plugin/account-links",
         RecordKind::Custom => "/api/v1/plugin/events",
-    }
+        RecordKind::Note => return None,
+    })
 }
 
 /// An RFC 3339 UTC timestamp with millisecond precision.

@@ -27,6 +27,10 @@ pub async fn send_batch(
         RecordKind::RankChange => typed::<RankChange>(client, records).await,
         RecordKind::AccountLink => typed::<AccountLink>(client, records).await,
         RecordKind::Custom => typed::<CustomEvent>(client, records).await,
+        // The simulation makes no notes: only the dashboard writes them.
+        RecordKind::Note => Err(SdkError::Config(
+            "staff notes have no plugin endpoint".into(),
+        )),
     }
 }
 
@@ -72,6 +76,7 @@ mod tests {
                 RecordKind::RankChange => ids::<RankChange>(records),
                 RecordKind::AccountLink => ids::<AccountLink>(records),
                 RecordKind::Custom => ids::<CustomEvent>(records),
+                RecordKind::Note => panic!("the simulation made a note"),
             };
             assert!(ids.iter().all(Option::is_some), "{kind:?} without ids");
         }

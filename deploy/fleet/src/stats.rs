@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use warden_sdk::{SdkError, WriteReport};
 
-const KINDS: usize = RecordKind::ALL.len();
+const KINDS: usize = RecordKind::PLUGIN.len();
 
 /// Records sent by kind, and what went wrong. Shared by every sending task.
 #[derive(Debug, Default)]
@@ -22,7 +22,7 @@ pub struct Stats {
 /// A copy of the counters at one moment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
-    /// Records stored, by kind (in [`RecordKind::ALL`] order).
+    /// Records stored, by kind (in [`RecordKind::PLUGIN`] order).
     pub accepted: [u64; KINDS],
     /// Records the service already had.
     pub duplicates: u64,
@@ -39,7 +39,10 @@ pub struct Snapshot {
 }
 
 fn slot(kind: RecordKind) -> usize {
-    RecordKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
+    RecordKind::PLUGIN
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(0)
 }
 
 impl Stats {
@@ -101,7 +104,7 @@ impl Snapshot {
     /// One line: `online=25 sent 812 (heartbeat=12 chat=640 …) duplicates=0 rejected=0 …`.
     pub fn summary(&self) -> String {
         let mut line = format!("online={} sent {} (", self.online, self.total());
-        for (i, kind) in RecordKind::ALL.iter().enumerate() {
+        for (i, kind) in RecordKind::PLUGIN.iter().enumerate() {
             let sep = if i == 0 { "" } else { " " };
             let _ = write!(line, "{sep}{}={}", kind.as_str(), self.accepted[i]);
         }

@@ -39,6 +39,7 @@ macro_rules! read_model {
 pub mod anticheat_flags;
 pub mod chat;
 mod chunk;
+pub mod notes;
 pub mod players;
 pub mod punishments;
 pub mod servers;
@@ -62,6 +63,7 @@ pub static READ_MODELS: &[&dyn ReadModel] = &[
     &punishments::Punishments,
     &anticheat_flags::AnticheatFlags,
     &chat::Chat,
+    &notes::Notes,
 ];
 
 /// A read model fed from the event log: one module of [`projections`](self), registered once

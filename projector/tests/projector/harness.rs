@@ -113,6 +113,27 @@ impl Harness {
         self.publish_raw(subject, message.encode()).await
     }
 
+    /// Publishes one log message of staff notes for `account` (as query-api does); returns the
+    /// stream sequence.
+    pub(crate) async fn publish_notes(
+        &self,
+        account: Uuid,
+        received_at: DateTime<Utc>,
+        notes: Vec<Logged<shared::records::Note>>,
+    ) -> anyhow::Result<u64> {
+        let subject = self.config.common.event_log.subjects().for_records(
+            account,
+            shared::records::RecordKind::Note,
+            None,
+        );
+        let message = LogMessage::new(
+            account,
+            received_at,
+            shared::records::Note::into_batch(notes),
+        );
+        self.publish_raw(subject, message.encode()).await
+    }
+
     /// Waits until the timeline checkpoint reaches `sequence`.
     pub(crate) async fn caught_up_to(&self, sequence: u64) -> anyhow::Result<()> {
         let pool = self.pool().clone();

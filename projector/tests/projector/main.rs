@@ -9,6 +9,7 @@ mod leadership;
 mod outages;
 mod parked_retry;
 mod parking;
+mod player_names;
 mod players;
 mod punishments;
 mod read_models_replay;

@@ -2,15 +2,23 @@
 //! anti-cheat flag, drawn by one template (`partials/activity_item.html`) whether it is on the
 //! page as rendered or arrives over the live stream (`activity_stream.rs`), and filtered by the
 //! member's role in one place ([`visible_to`]).
+//!
+//! A join whose player has an alt banned now is marked ("alt of banned <name>", linking to the
+//! alt) for members who may open player pages: [`mark_banned_alts`], one query for all the
+//! joins of a page or of one log message.
 
 use super::display;
 use crate::queries::{Activity, ActivityKind};
+use crate::routes::account_reads::alts::{BannedAlt, banned_alts};
 use crate::team::{Area, Role};
 use askama::Template;
 use serde_json::Value;
 use shared::envelope::{LogMessage, RecordBatch, event_seq};
-use shared::records::RecordKind;
+use shared::records::{RecordKind, SessionEvent};
 use shared::timeline::events_of;
+use sqlx::PgPool;
+use std::collections::HashMap;
+use uuid::Uuid;
 
 /// Whether a member with `role` sees activity of `kind`: joins, quits and rank changes are
 /// the network's state (every role); punishments and flags are moderation, and need the role
@@ -93,6 +101,53 @@ pub fn from_log(stream_sequence: u64, message: &LogMessage) -> Vec<(i64, Activit
         .collect()
 }
 
+/// The keyed IP hash of each join in a log message, by player: a live join is checked
+/// against it as well as the player's earlier sessions, which may not be projected yet.
+pub fn join_hashes(message: &LogMessage) -> HashMap<Uuid, String> {
+    let RecordBatch::Session(sessions) = &message.batch else {
+        return HashMap::new();
+    };
+    sessions
+        .iter()
+        .map(|logged| &logged.record)
+        .filter(|session| session.event == SessionEvent::Join)
+        .filter_map(|session| Some((session.player_uuid, session.ip_hash.clone()?)))
+        .collect()
+}
+
+/// Whether a member with `role` is shown banned-alt marks (the alts are on player pages).
+pub fn sees_alts(role: Role) -> bool {
+    role.allows(Area::Players)
+}
+
+/// Marks each join item whose player has an alt banned now, with one query for all of them;
+/// `hashes` are the joins' own IP hashes when known ([`join_hashes`]).
+pub async fn mark_banned_alts(
+    pool: &PgPool,
+    account: Uuid,
+    items: &mut [ActivityItem],
+    hashes: &HashMap<Uuid, String>,
+) -> Result<(), sqlx::Error> {
+    let mut joins: Vec<(Uuid, Option<String>)> = Vec::new();
+    for item in items.iter() {
+        if let (ActivityKind::Join, Some(player)) = (item.activity.kind, item.activity.player_uuid)
+            && !joins.iter().any(|(p, _)| *p == player)
+        {
+            joins.push((player, hashes.get(&player).cloned()));
+        }
+    }
+    let found = banned_alts(pool, account, &joins).await?;
+    for item in items.iter_mut() {
+        if item.activity.kind == ActivityKind::Join {
+            item.banned_alt = found
+                .iter()
+                .find(|alt| Some(alt.player) == item.activity.player_uuid)
+                .cloned();
+        }
+    }
+    Ok(())
+}
+
 /// One item as a page shows it.
 #[derive(Debug, Clone)]
 pub struct ActivityItem {
@@ -100,9 +155,32 @@ pub struct ActivityItem {
     pub activity: Activity,
     /// The name of its server, when it names one the account knows.
     pub server_name: Option<String>,
+    /// For a join: one of the player's alts banned now ([`mark_banned_alts`]).
+    pub banned_alt: Option<BannedAlt>,
 }
 
 impl ActivityItem {
+    /// An item not (yet) marked.
+    pub fn new(activity: Activity, server_name: Option<String>) -> ActivityItem {
+        ActivityItem {
+            activity,
+            server_name,
+            banned_alt: None,
+        }
+    }
+
+    /// The banned alt's name for the mark: their name, else a short form of their UUID.
+    pub fn banned_alt_name(&self) -> String {
+        match &self.banned_alt {
+            Some(BannedAlt {
+                username: Some(name),
+                ..
+            }) => name.clone(),
+            Some(alt) => format!("Player {}", &alt.uuid.simple().to_string()[..8]),
+            None => String::new(),
+        }
+    }
+
     /// The word in the item's tag.
     pub fn tag(&self) -> &'static str {
         match self.activity.kind {

@@ -12,12 +12,16 @@
 //! - A member holds at most `MAX_STREAMS_PER_KEY` of them (the API's per-key cap, counted per
 //!   member): 429 past it.
 
-use super::activity::{ActivityItem, ActivityItemPartial, from_log, record_kinds, visible_to};
+use super::activity::{
+    ActivityItem, ActivityItemPartial, from_log, join_hashes, mark_banned_alts, record_kinds,
+    sees_alts, visible_to,
+};
 use super::error::PageError;
 use super::gate::{PageRoutes, SignedIn};
 use super::{Shell, display, params};
 use crate::error::ApiError;
 use crate::open_streams::StreamSlot;
+use crate::queries::ActivityKind;
 use crate::routes::servers::{ServerStatus, server_statuses};
 use crate::state::AppState;
 use crate::team::Role;
@@ -168,6 +172,7 @@ impl Feeder {
 
     /// Sends the message's visible items; false once the browser is gone.
     async fn send(&mut self, sequence: u64, message: &LogMessage) -> bool {
+        let (mut ids, mut items) = (Vec::new(), Vec::new());
         for (id, activity) in from_log(sequence, message) {
             if id <= self.after_id || !visible_to(self.role, activity.kind) {
                 continue;
@@ -176,10 +181,11 @@ impl Feeder {
                 Some(server) => self.server_name(server).await,
                 None => None,
             };
-            let item = ActivityItem {
-                activity,
-                server_name,
-            };
+            ids.push(id);
+            items.push(ActivityItem::new(activity, server_name));
+        }
+        self.mark(message, &mut items).await;
+        for (id, item) in ids.into_iter().zip(items) {
             let html = match (ActivityItemPartial { item: &item }).render() {
                 Ok(html) => html,
                 Err(error) => {
@@ -196,6 +202,20 @@ impl Feeder {
             }
         }
         true
+    }
+
+    /// Marks the message's joins whose player has an alt banned now: one query per message
+    /// with joins, for members who see alts. Without the database the items go unmarked.
+    async fn mark(&self, message: &LogMessage, items: &mut [ActivityItem]) {
+        let joins = items.iter().any(|i| i.activity.kind == ActivityKind::Join);
+        if !joins || !sees_alts(self.role) {
+            return;
+        }
+        let account = self.session.member.account_id;
+        let hashes = join_hashes(message);
+        if let Err(error) = mark_banned_alts(&self.state.reads, account, items, &hashes).await {
+            tracing::warn!(%error, "activity stream could not look up banned alts");
+        }
     }
 
     /// The name of `server`, re-reading the list once for a server not seen before.

@@ -42,6 +42,12 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../../assets/activity.js"),
     },
     Asset {
+        name: "anticheat.js",
+        vendored: None,
+        content_type: JS,
+        bytes: include_bytes!("../../assets/anticheat.js"),
+    },
+    Asset {
         name: "charts.js",
         vendored: None,
         content_type: JS,

@@ -24,6 +24,7 @@ pub mod form;
 pub mod funnels;
 pub mod gate;
 pub mod invite;
+pub mod log_form;
 pub mod login;
 pub mod notes;
 pub mod overview;

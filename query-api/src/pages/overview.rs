@@ -4,7 +4,7 @@
 //! live). Everything comes from [`crate::queries::overview`], as `GET /api/overview` does.
 //! `/overview/summary` is the partial htmx refreshes every 30 seconds.
 
-use super::activity::{ActivityItem, visible_to};
+use super::activity::{ActivityItem, mark_banned_alts, sees_alts, visible_to};
 use super::charts::{self, HourRow};
 use super::display;
 use super::error::PageError;
@@ -20,6 +20,7 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::Utc;
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// The network at a glance, and each server now.
@@ -123,15 +124,24 @@ async fn overview(caller: SignedIn, State(state): State<AppState>) -> Result<Res
             member,
         })
         .collect();
-    let activity = data
+    let mut activity: Vec<ActivityItem> = data
         .activity
         .into_iter()
         .filter(|a| visible_to(member.role, a.kind))
-        .map(|activity| ActivityItem {
-            server_name: activity.server_id.and_then(|id| summary.server_name(&id)),
-            activity,
+        .map(|activity| {
+            let server_name = activity.server_id.and_then(|id| summary.server_name(&id));
+            ActivityItem::new(activity, server_name)
         })
         .collect();
+    if sees_alts(member.role) {
+        mark_banned_alts(
+            &state.reads,
+            member.account_id,
+            &mut activity,
+            &HashMap::new(),
+        )
+        .await?;
+    }
     render(&OverviewPage {
         shell,
         network_json: display::json(&charts::network(&data.network)),

@@ -2,7 +2,12 @@
 //! function per question, each returning plain Rust types, so a page handler and an API
 //! handler gather the same data with the same SQL.
 
+pub mod anticheat;
+pub mod investigate;
+pub mod notes;
 pub mod overview;
+pub mod player_search;
+pub mod players_online;
 pub mod server_history;
 pub mod spells;
 pub mod staff_board;

@@ -32,6 +32,7 @@ use utoipa_swagger_ui::SwaggerUi;
         funnels::compute_funnel,
         players::get_player, punishments::list_punishments, flags::list_flags, chatlog::chatlog,
         account_reads::search::search_players, account_reads::alts::list_alts,
+        account_reads::notes::list_notes,
         account_reads::punishments::list_punishments, account_reads::flags::list_flags,
         account_reads::chat::list_chat,
         servers::list_servers, staff::list_staff,
@@ -108,6 +109,13 @@ fn refinements(doc: &mut Value) {
         json!({
             "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\x00]*$"},
         }),
+    );
+    // A note's evidence: each an http(s) link of at most 500 characters.
+    refine(
+        doc,
+        "NoteItem",
+        Some("evidence"),
+        json!({"items": {"type": "string", "minLength": 1, "maxLength": 500}}),
     );
     team_rules(doc);
     query_rules(doc);

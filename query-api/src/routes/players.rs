@@ -209,11 +209,21 @@ pub async fn get_player(
     State(state): State<AppState>,
     ApiPath(player): ApiPath<Uuid>,
 ) -> Result<Json<PlayerProfile>, ApiError> {
-    let (pool, account) = (&state.reads, caller.account_id);
+    let found = profile(&state.reads, caller.account_id, player).await?;
+    Ok(Json(found.ok_or_else(|| player_not_found(player))?))
+}
+
+/// The profile of `player`, or `None` when the account has never seen them: what
+/// `GET /api/players/{uuid}` returns and the Investigate page shows.
+pub async fn profile(
+    pool: &PgPool,
+    account: Uuid,
+    player: Uuid,
+) -> Result<Option<PlayerProfile>, sqlx::Error> {
     let settings = AccountSettings::load(pool, account).await?;
-    let row = player_row(pool, account, player, &settings)
-        .await?
-        .ok_or_else(|| player_not_found(player))?;
+    let Some(row) = player_row(pool, account, player, &settings).await? else {
+        return Ok(None);
+    };
     let recent = PageRequest {
         limit: RECENT_ITEMS,
         cursor: None,
@@ -233,7 +243,7 @@ pub async fn get_player(
         external_name: row.linked_external_name,
         linked_at: row.linked_at,
     });
-    Ok(Json(PlayerProfile {
+    Ok(Some(PlayerProfile {
         uuid: row.uuid,
         username: row.username,
         first_seen: row.first_seen,

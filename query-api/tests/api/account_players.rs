@@ -53,8 +53,9 @@ async fn players_are_found_by_name_part_prefix_or_uuid() -> anyhow::Result<()> {
     assert_eq!(names(&body), ["Steve", "steven_x", "XSTEVEX", "StevenAx"]);
     assert_eq!(
         items(&body)[0],
-        json!({"uuid": steve, "username": "Steve", "first_seen": iso(ago(now, 9000)),
-               "last_seen": iso(ago(now, 10)), "is_online": true})
+        json!({"uuid": steve, "username": "Steve", "matched_past_name": null,
+               "first_seen": iso(ago(now, 9000)), "last_seen": iso(ago(now, 10)),
+               "is_online": true})
     );
     // `_` is a literal, not a LIKE wildcard.
     assert_eq!(
@@ -69,6 +70,25 @@ async fn players_are_found_by_name_part_prefix_or_uuid() -> anyhow::Result<()> {
     assert_eq!(
         names(&dash.ok(&format!("/api/players?search={alex}")).await?),
         ["Alex"]
+    );
+    // A past name finds the player under the current name, saying which name matched.
+    sqlx::query(
+        "WITH n AS (INSERT INTO player_names (account_id, player_uuid, name, first_seen, \
+                last_seen) VALUES ($1, $2, 'Stevie_Old', $3, $3) RETURNING 1) \
+         UPDATE players SET names = ARRAY['Alex', 'Stevie_Old'] \
+         WHERE account_id = $1 AND uuid = $2",
+    )
+    .bind(account)
+    .bind(alex)
+    .bind(ago(now, 8000))
+    .execute(pool)
+    .await?;
+    let body = dash.ok("/api/players?search=stevie_").await?;
+    assert_eq!(names(&body), ["Alex"]);
+    assert_eq!(items(&body)[0]["matched_past_name"], "Stevie_Old");
+    assert_eq!(
+        names(&dash.ok("/api/players?search=sT").await?),
+        ["Steve", "steven_x", "StevenAx", "Alex"]
     );
     assert_eq!(
         names(&dash.ok("/api/players?search=steve&online=true").await?),
@@ -125,6 +145,7 @@ async fn bad_search_parameters_are_422() -> anyhow::Result<()> {
     let dash = Dashboard::start().await?;
     for (query, field) in [
         ("search=", "search"),
+        ("search=a", "search"),
         ("online=maybe", "online"),
         ("from=yesterday", "from"),
         ("limit=0", "limit"),
@@ -230,5 +251,79 @@ async fn alts_share_an_ip_hash_within_the_account_only() -> anyhow::Result<()> {
     assert_eq!(response.json::<Value>().await?, json!({"items": []}));
     let response = theirs(format!("/api/players/{main}/alts")).await?;
     problem(response, StatusCode::NOT_FOUND, "not_found").await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_common_fragment_is_answered_from_the_newest_seen_players_names() -> anyhow::Result<()> {
+    let dash = Dashboard::start().await?;
+    let (pool, account, now) = (dash.pool(), dash.account, now());
+    // 3,000 older players whose names hold "common": the planner then expects many matches,
+    // so the search walks the newest-seen players and matches the names in their rows.
+    sqlx::query(
+        "WITH p AS (INSERT INTO players (account_id, uuid, username, username_at, first_seen, \
+                last_seen, names) \
+              SELECT $1, gen_random_uuid(), 'Common' || i, $2, $2, $2 - i * interval '1 s', \
+                     ARRAY['Common' || i] \
+              FROM generate_series(1, 3000) AS i RETURNING uuid, username, last_seen) \
+         INSERT INTO player_names (account_id, player_uuid, name, first_seen, last_seen) \
+         SELECT $1, uuid, username, last_seen, last_seen FROM p",
+    )
+    .bind(account)
+    .bind(ago(now, 10_000))
+    .execute(pool)
+    .await?;
+    let renamed = player(pool, account, "Zed", ago(now, 9000), ago(now, 1)).await?;
+    sqlx::query(
+        "WITH n AS (INSERT INTO player_names (account_id, player_uuid, name, first_seen, \
+                last_seen) VALUES ($1, $2, 'CommonPast', $3, $3) RETURNING 1) \
+         UPDATE players SET names = ARRAY['CommonPast', 'Zed'] \
+         WHERE account_id = $1 AND uuid = $2",
+    )
+    .bind(account)
+    .bind(renamed)
+    .bind(ago(now, 8000))
+    .execute(pool)
+    .await?;
+    player(pool, account, "commonNow", ago(now, 9000), ago(now, 2)).await?;
+    // Newest of all: "co" inside the name, not at its start.
+    player(pool, account, "xCOx", ago(now, 9000), now).await?;
+    sqlx::query("ANALYZE player_names").execute(pool).await?;
+    let plan: Value = sqlx::query_scalar(
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM player_names n \
+         WHERE n.account_id = $1 AND lower(n.name) LIKE '%common%'",
+    )
+    .bind(account)
+    .fetch_one(pool)
+    .await?;
+    let estimate = plan[0]["Plan"]["Plan Rows"].as_f64().unwrap_or_default();
+    assert!(
+        estimate >= query_api::queries::player_search::COMMON_ESTIMATE,
+        "the test must take the walk: the planner expects {estimate} names"
+    );
+
+    for search in ["COMMON", "co"] {
+        let body = dash
+            .ok(&format!("/api/players?search={search}&limit=2"))
+            .await?;
+        assert_eq!(names(&body), ["Zed", "commonNow"], "{search}");
+        assert_eq!(items(&body)[0]["matched_past_name"], "CommonPast");
+        assert_eq!(items(&body)[1]["matched_past_name"], Value::Null);
+        assert!(body["next_cursor"].is_string(), "{body}");
+    }
+    // The substring is found anywhere in the name; a 2-character prefix only at its start.
+    assert_eq!(
+        names(&dash.ok("/api/players?search=cox&limit=1").await?),
+        ["xCOx"]
+    );
+    // Paging on from the walk: the older players follow, newest first.
+    let body = dash.ok("/api/players?search=common&limit=2").await?;
+    let cursor = text(&body["next_cursor"]);
+    let next = dash
+        .ok(&format!(
+            "/api/players?search=common&limit=2&cursor={cursor}"
+        ))
+        .await?;
+    assert_eq!(names(&next), ["Common1", "Common2"]);
     Ok(())
 }

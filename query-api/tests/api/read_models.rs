@@ -76,9 +76,12 @@ pub(crate) async fn player(
     last_seen: DateTime<Utc>,
 ) -> anyhow::Result<Uuid> {
     let uuid = Uuid::new_v4();
+    // As the players model writes them: the row with its set of names, and the name's span.
     sqlx::query(
-        "INSERT INTO players (account_id, uuid, username, username_at, first_seen, last_seen) \
-         VALUES ($1, $2, $3, $5, $4, $5)",
+        "WITH p AS (INSERT INTO players (account_id, uuid, username, username_at, first_seen, \
+                last_seen, names) VALUES ($1, $2, $3, $5, $4, $5, ARRAY[$3]) RETURNING 1) \
+         INSERT INTO player_names (account_id, player_uuid, name, first_seen, last_seen) \
+         VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(account)
     .bind(uuid)

@@ -35,6 +35,7 @@ mod anticheat_flag;
 mod chat;
 mod custom_event;
 mod heartbeat;
+mod note;
 mod properties;
 mod punishment;
 mod rank_change;
@@ -47,6 +48,10 @@ pub use anticheat_flag::AnticheatFlag;
 pub use chat::{ChatEntry, ChatEntryType};
 pub use custom_event::{CustomEvent, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, json_depth};
 pub use heartbeat::Heartbeat;
+pub use note::{
+    MAX_AUTHOR_NAME, MAX_EVIDENCE_LINK, MAX_EVIDENCE_LINKS, MAX_NOTE_TEXT, Note, NoteAuthor,
+    is_web_link,
+};
 pub use punishment::{Punishment, PunishmentAction, PunishmentType};
 pub use rank_change::{RankAction, RankChange};
 pub use session::{IpHasher, Session, SessionEvent};
@@ -77,11 +82,27 @@ pub enum RecordKind {
     AccountLink,
     /// Custom events.
     Custom,
+    /// Staff notes on players (written by the dashboard, never by a plugin).
+    Note,
 }
 
 impl RecordKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [RecordKind; 8] = [
+    pub const ALL: [RecordKind; 9] = [
+        RecordKind::Heartbeat,
+        RecordKind::Chat,
+        RecordKind::Punishment,
+        RecordKind::AnticheatFlag,
+        RecordKind::Session,
+        RecordKind::RankChange,
+        RecordKind::AccountLink,
+        RecordKind::Custom,
+        RecordKind::Note,
+    ];
+
+    /// The kinds a game-server plugin writes (every kind but [`RecordKind::Note`]), in the
+    /// order of [`RecordKind::ALL`].
+    pub const PLUGIN: [RecordKind; 8] = [
         RecordKind::Heartbeat,
         RecordKind::Chat,
         RecordKind::Punishment,
@@ -103,6 +124,7 @@ impl RecordKind {
             RecordKind::RankChange => "rank_change",
             RecordKind::AccountLink => "account_link",
             RecordKind::Custom => "custom",
+            RecordKind::Note => "note",
         }
     }
 }

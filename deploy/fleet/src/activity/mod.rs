@@ -232,13 +232,16 @@ impl Simulation {
 
     /// The records made since the last drain: each chat batch, then one request per kind.
     fn drain(&mut self) -> Vec<Batch> {
-        let mut by_kind: [Vec<Value>; RecordKind::ALL.len()] = Default::default();
+        let mut by_kind: [Vec<Value>; RecordKind::PLUGIN.len()] = Default::default();
         for (kind, record) in std::mem::take(&mut self.outbox) {
-            let slot = RecordKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
+            let slot = RecordKind::PLUGIN
+                .iter()
+                .position(|k| *k == kind)
+                .unwrap_or(0);
             by_kind[slot].push(record);
         }
         let mut batches = std::mem::take(&mut self.ready);
-        for (kind, records) in RecordKind::ALL.into_iter().zip(by_kind) {
+        for (kind, records) in RecordKind::PLUGIN.into_iter().zip(by_kind) {
             batches.extend(chunked(kind, records));
         }
         batches

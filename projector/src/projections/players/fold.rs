@@ -28,6 +28,10 @@ pub struct PlayerRow {
     pub username_at: Option<DateTime<Utc>>,
     /// Log position of that record.
     pub username_seq: Option<i64>,
+    /// Every name ever seen, current and past, in byte order without repeats: a set, so it
+    /// folds the same in any order. It repeats `player_names` inside the row so that search
+    /// can match past names of the newest-seen players without a lookup per player.
+    pub names: Vec<String>,
     /// Earliest record time.
     pub first_seen: DateTime<Utc>,
     /// Latest record time.
@@ -127,7 +131,8 @@ pub fn sightings_of(stream_sequence: u64, message: &LogMessage) -> Vec<Sighting<
         RecordBatch::AccountLink(r) => map(r, |i, l| {
             each(i, l.player_uuid, l.at, None, Change::Link(l))
         }),
-        RecordBatch::Heartbeat(_) | RecordBatch::Custom(_) => Vec::new(),
+        // A note is about a player, but writing one is no sighting of them.
+        RecordBatch::Heartbeat(_) | RecordBatch::Custom(_) | RecordBatch::Note(_) => Vec::new(),
     }
 }
 
@@ -171,6 +176,7 @@ impl PlayerRow {
             username: None,
             username_at: None,
             username_seq: None,
+            names: Vec::new(),
             first_seen: sighting.at,
             last_seen: sighting.at,
             rank: None,
@@ -191,6 +197,13 @@ impl PlayerRow {
     fn see(&mut self, s: &Sighting<'_>) {
         self.first_seen = self.first_seen.min(s.at);
         self.last_seen = self.last_seen.max(s.at);
+        if let Some(name) = s.name
+            && let Err(at) = self
+                .names
+                .binary_search_by(|known| known.as_str().cmp(name))
+        {
+            self.names.insert(at, name.to_owned());
+        }
         if let Some(name) = s.name
             && newer((s.at, s.seq), stamp(self.username_at, self.username_seq))
         {

@@ -97,6 +97,22 @@ fn names_follow_record_time_not_log_order() {
 }
 
 #[test]
+fn every_name_is_kept_once_in_byte_order_whatever_the_order_seen() {
+    let messages = [
+        message(RecordBatch::Session, &[join("steve", 4)]),
+        message(RecordBatch::Session, &[join("Old", 1), join("Zed", 9)]),
+        message(RecordBatch::Session, &[join("Old", 2), join("Émile", 3)]),
+    ];
+    let row = fold_all(&messages).expect("a row");
+    // Byte order (PostgreSQL's COLLATE "C"): upper case before lower, non-ASCII last.
+    assert_eq!(row.names, ["Old", "Zed", "steve", "Émile"]);
+    assert_eq!(row.username.as_deref(), Some("Zed"));
+    let reversed: Vec<LogMessage> = messages.iter().rev().cloned().collect();
+    assert_eq!(fold_all(&reversed).expect("a row").names, row.names);
+    assert_replay_safe(&messages);
+}
+
+#[test]
 fn equal_times_go_to_the_later_record_in_the_log() {
     let messages = [message(
         RecordBatch::Session,

@@ -12,8 +12,12 @@
 //! nothing, and among records with equal times the later one in the log wins (the rules'
 //! `changed_at >= rank_changed_at` and `at >= linked_at`). The upsert repeats those guards,
 //! so it is a correct merge even on its own.
+//!
+//! Beside `players` (latest name only), [`names`] keeps every name a player was seen with in
+//! `player_names`, for search by past names.
 
 mod fold;
+mod names;
 
 pub use fold::{Change, PlayerKey, PlayerRow, Sighting, fold, sightings_of};
 
@@ -32,7 +36,8 @@ pub struct Players;
 
 read_model! { Players: "players", tables: ["players", "player_names"], fold: apply }
 
-/// Folds the player records of `messages` into `players`; returns the rows written.
+/// Folds the player records of `messages` into `players` and `player_names`; returns the
+/// rows written.
 pub(crate) async fn apply(
     conn: &mut PgConnection,
     messages: &[&Positioned],
@@ -57,13 +62,17 @@ pub(crate) async fn apply(
     for batch in changed.chunks(ROWS_PER_STATEMENT) {
         written += upsert(conn, batch).await?;
     }
+    let spans: Vec<_> = names::spans(&sightings).into_iter().collect();
+    for batch in spans.chunks(ROWS_PER_STATEMENT) {
+        written += names::upsert(conn, batch).await?;
+    }
     Ok(written)
 }
 
 async fn load(conn: &mut PgConnection, keys: &[PlayerKey]) -> Result<Vec<PlayerRow>, sqlx::Error> {
     let (accounts, players): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
     sqlx::query_as(
-        "SELECT p.account_id, p.uuid, p.username, p.username_at, p.username_seq, p.first_seen,
+        "SELECT p.account_id, p.uuid, p.username, p.username_at, p.username_seq, p.names, p.first_seen,
                 p.last_seen, p.rank, p.previous_rank, p.rank_expires_at, p.rank_changed_at,
                 p.rank_changed_seq, p.linked_platform, p.linked_external_id,
                 p.linked_external_name, p.linked_at, p.linked_seq
@@ -97,11 +106,19 @@ const GUARDED: [(&str, &str, &[&str]); 3] = [
 ];
 
 /// The upsert: each guarded group keeps the stored values unless the new ones come from a
-/// newer record, so the statement never moves a row backwards.
+/// newer record, so the statement never moves a row backwards; `names` is a set union.
+/// `names` travels as one JSON array per row (UNNEST would flatten an array of arrays) and
+/// is stored in byte order (`COLLATE "C"`), the order of Rust's `String`, so a row read back
+/// compares equal to the fold's.
 static UPSERT: LazyLock<String> = LazyLock::new(|| {
     let mut set = vec![
         "first_seen = LEAST(p.first_seen, EXCLUDED.first_seen)".to_owned(),
         "last_seen = GREATEST(p.last_seen, EXCLUDED.last_seen)".to_owned(),
+        // Mostly no new name: the containment test skips the sort.
+        "names = CASE WHEN EXCLUDED.names <@ p.names THEN p.names ELSE ARRAY(SELECT n FROM \
+                 (SELECT DISTINCT unnest(p.names || EXCLUDED.names) AS n) AS d \
+                 ORDER BY n COLLATE \"C\") END"
+            .to_owned(),
     ];
     for (at, seq, columns) in GUARDED {
         let newer =
@@ -116,11 +133,20 @@ static UPSERT: LazyLock<String> = LazyLock::new(|| {
         "INSERT INTO players AS p (account_id, uuid, username, username_at, username_seq,
                 first_seen, last_seen, rank, previous_rank, rank_expires_at, rank_changed_at,
                 rank_changed_seq, linked_platform, linked_external_id, linked_external_name,
-                linked_at, linked_seq)
-         SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[],
+                linked_at, linked_seq, names)
+         SELECT u.account_id, u.uuid, u.username, u.username_at, u.username_seq, u.first_seen,
+                u.last_seen, u.rank, u.previous_rank, u.rank_expires_at, u.rank_changed_at,
+                u.rank_changed_seq, u.linked_platform, u.linked_external_id,
+                u.linked_external_name, u.linked_at, u.linked_seq,
+                ARRAY(SELECT jsonb_array_elements_text(u.names))
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[],
                 $5::bigint[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::text[],
                 $10::timestamptz[], $11::timestamptz[], $12::bigint[], $13::text[], $14::text[],
-                $15::text[], $16::timestamptz[], $17::bigint[])
+                $15::text[], $16::timestamptz[], $17::bigint[], $18::jsonb[])
+              AS u(account_id, uuid, username, username_at, username_seq, first_seen,
+                   last_seen, rank, previous_rank, rank_expires_at, rank_changed_at,
+                   rank_changed_seq, linked_platform, linked_external_id,
+                   linked_external_name, linked_at, linked_seq, names)
          ON CONFLICT (account_id, uuid) DO UPDATE SET {}",
         set.join(",\n            ")
     )
@@ -149,6 +175,7 @@ async fn upsert(conn: &mut PgConnection, rows: &[PlayerRow]) -> Result<u64, sqlx
         .bind(col(rows, |r| r.linked_external_name.as_deref()))
         .bind(col(rows, |r| r.linked_at))
         .bind(col(rows, |r| r.linked_seq))
+        .bind(col(rows, |r| sqlx::types::Json(&r.names)))
         .execute(conn)
         .await?;
     Ok(result.rows_affected())

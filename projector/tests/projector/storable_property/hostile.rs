@@ -429,6 +429,58 @@ fn custom_event() -> impl Strategy<Value = RawRecord> {
     )
 }
 
+/// An evidence link: a web link with hostile text in it, at and past the 500-character limit,
+/// or no web link at all.
+fn link() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => text().prop_map(|path| format!("https://clips.example/{path}")),
+        1 => select(vec![482usize, 483])
+            .prop_map(|n| format!("https://a.example/{}", "x".repeat(n))),
+        1 => select(vec![
+            "javascript:alert(1)", "https://", "ftp://a.example", "https://a.example/\u{0}",
+        ])
+        .prop_map(str::to_owned),
+    ]
+}
+
+/// A staff note as query-api logs it (the projector validates notes itself: only the
+/// dashboard writes them, yet a hostile one must never stop it).
+fn note() -> impl Strategy<Value = RawRecord> {
+    let body = prop_oneof![
+        4 => text(),
+        1 => (hostile_char(), select(vec![2000usize, 2001]))
+            .prop_map(|(c, n)| c.to_string().repeat(n)),
+    ];
+    (
+        (uuid_of(&PLAYERS), opt(uuid_of(&PLAYERS)), body),
+        (
+            prop_oneof![
+                4 => proptest::collection::vec(link(), 0..3),
+                1 => proptest::collection::vec(link(), 5..7),
+            ],
+            uuid_of(&PLAYERS),
+            prop_oneof![
+                3 => select(vec!["Mia", "Ops \u{1f600}"]).prop_map(str::to_owned),
+                1 => text(),
+            ],
+            time(),
+        ),
+    )
+        .prop_map(
+            |((player, punishment, body), (evidence, member, author, at))| {
+                let record = object(vec![
+                    ("player_uuid", Some(player)),
+                    ("punishment_id", punishment),
+                    ("text", Some(json!(body))),
+                    ("evidence", Some(json!(evidence))),
+                    ("author", Some(json!({"member_id": member, "name": author}))),
+                    ("written_at", Some(json!(at))),
+                ]);
+                (RecordKind::Note, record)
+            },
+        )
+}
+
 /// Any record of any kind.
 pub(super) fn record() -> impl Strategy<Value = RawRecord> {
     prop_oneof![
@@ -440,5 +492,6 @@ pub(super) fn record() -> impl Strategy<Value = RawRecord> {
         3 => rank_change().boxed(),
         2 => account_link().boxed(),
         2 => custom_event().boxed(),
+        2 => note().boxed(),
     ]
 }

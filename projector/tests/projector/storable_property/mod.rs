@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use shared::envelope::Logged;
 use shared::records::{
-    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, IpHasher, PluginRecord,
+    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, IpHasher, Note, PluginRecord,
     Punishment, RankChange, RecordKind, Session,
 };
 use sqlx::PgPool;
@@ -40,6 +40,9 @@ struct Tally {
     accepted_hostile: usize,
     /// Records holding an escaped NUL somewhere (all must be refused).
     with_nul: usize,
+    /// Staff notes generated, and accepted.
+    notes: usize,
+    notes_accepted: usize,
 }
 
 /// The accepted records of one case, as the log messages ingest would append.
@@ -52,6 +55,10 @@ struct Accepted {
     sessions: Vec<Logged<Session>>,
     ranks: Vec<Logged<RankChange>>,
     links: Vec<Logged<AccountLink>>,
+    /// Staff notes (validated as query-api and the projector do; no normalizing).
+    notes: Vec<Logged<Note>>,
+    /// Notes that break the rules, logged anyway: skipped by the projector, never stored.
+    refused_notes: Vec<Logged<Note>>,
     /// By event name: ingest appends one log message per subject.
     custom: BTreeMap<String, Vec<Logged<CustomEvent>>>,
     /// The JSON of each accepted record, to report a failure.
@@ -95,6 +102,24 @@ impl Accepted {
                 }
                 None => false,
             },
+            // A note that breaks the rules is logged all the same (as a forged or buggy
+            // writer might): the projector must skip it without stopping.
+            RecordKind::Note => match serde_json::from_str::<Note>(json) {
+                Ok(record) => {
+                    let valid = record.validate(now).is_ok();
+                    let logged = Logged {
+                        id: Uuid::now_v7(),
+                        record,
+                    };
+                    if valid {
+                        self.notes.push(logged);
+                    } else {
+                        self.refused_notes.push(logged);
+                    }
+                    valid
+                }
+                Err(_) => false,
+            },
         };
         if accepted {
             self.texts.push(json.chars().take(300).collect());
@@ -123,6 +148,11 @@ impl Accepted {
         for (_, events) in self.custom {
             publish!(events);
         }
+        let mut notes = self.refused_notes;
+        notes.extend(self.notes);
+        if !notes.is_empty() {
+            last = h.publish_notes(account, at, notes).await?;
+        }
         Ok(last)
     }
 
@@ -140,6 +170,7 @@ impl Accepted {
             ("events", timeline),
             ("chat_messages", ids(&self.chat)),
             ("anticheat_flags", ids(&self.flags)),
+            ("notes", ids(&self.notes)),
         ]
     }
 }
@@ -159,7 +190,7 @@ async fn parked(pool: &PgPool) -> anyhow::Result<Vec<(i64, String)>> {
 
 /// Every stored time column, and whether it is a record time (up to now + 10 minutes) or an
 /// expiry (up to 9999-12-31T23:59:59Z); all start at 2000-01-01 (`shared::validation`).
-const TIME_COLUMNS: [(&str, &str, bool); 22] = [
+const TIME_COLUMNS: [(&str, &str, bool); 23] = [
     ("events", "occurred_at", false),
     ("chat_messages", "sent_at", false),
     ("anticheat_flags", "flagged_at", false),
@@ -182,6 +213,7 @@ const TIME_COLUMNS: [(&str, &str, bool); 22] = [
     ("server_five_minutes", "bucket", false),
     ("server_hours", "hour", false),
     ("session_server_heartbeats", "last_heartbeat_at", false),
+    ("notes", "written_at", false),
 ];
 
 /// The time columns holding a value outside the documented window, as `table.column`.
@@ -244,8 +276,12 @@ async fn case(
         tally.accepted += usize::from(taken);
         tally.accepted_hostile += usize::from(taken && is_hostile(&record.1));
         tally.with_nul += usize::from(record.1.contains("\\u0000"));
+        let note = record.0 == RecordKind::Note;
+        tally.notes += usize::from(note);
+        tally.notes_accepted += usize::from(note && taken);
     }
     let expected = accepted.expected_rows();
+    let refused_notes: Vec<Uuid> = accepted.refused_notes.iter().map(|n| n.id).collect();
     let texts = accepted.texts.clone();
     let last = accepted.publish(h, ACCOUNTS[account], now).await?;
     if last == 0 {
@@ -257,6 +293,14 @@ async fn case(
     anyhow::ensure!(
         outside.is_empty(),
         "times outside the documented window were stored in {outside:?}: {texts:#?}"
+    );
+    let stored_refused: i64 = sqlx::query_scalar("SELECT count(*) FROM notes WHERE id = ANY($1)")
+        .bind(&refused_notes)
+        .fetch_one(h.pool())
+        .await?;
+    anyhow::ensure!(
+        stored_refused == 0,
+        "{stored_refused} notes that break the rules were stored"
     );
     for (table, ids) in expected {
         // Readable as well as stored: every event's properties convert to jsonb (which is
@@ -328,6 +372,10 @@ fn every_record_ingest_accepts_is_applied_by_the_projector() -> anyhow::Result<(
     anyhow::ensure!(
         tally.with_nul >= 10,
         "too few records with a NUL: {tally:?}"
+    );
+    anyhow::ensure!(
+        tally.notes_accepted >= 5 && tally.notes_accepted < tally.notes,
+        "notes were not tested both ways: {tally:?}"
     );
     Ok(())
 }

@@ -10,7 +10,7 @@
 mod query;
 mod stream;
 
-pub use query::{FilterForm, PAGE_SIZE};
+pub use query::{FilterForm, PAGE_SIZE, as_rfc3339};
 
 use super::error::PageError;
 use super::gate::{PageRoutes, SignedIn};

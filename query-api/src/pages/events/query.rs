@@ -137,7 +137,7 @@ fn join(a: &str, b: &str) -> String {
 
 /// A `datetime-local` value (`2025-01-31T12:00` or with seconds) read as UTC, in RFC 3339; any
 /// other text as it is, for the filter to accept (RFC 3339) or refuse.
-fn as_rfc3339(value: &str) -> String {
+pub fn as_rfc3339(value: &str) -> String {
     ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"]
         .iter()
         .find_map(|format| NaiveDateTime::parse_from_str(value, format).ok())

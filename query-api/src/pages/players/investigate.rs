@@ -1,9 +1,229 @@
-//! Being built (issue 15).
+//! `/players/{uuid}`: one player's Investigate page (moderators and up). Everything side by
+//! side, each section bounded: names over time, first and last seen, rank and rank history,
+//! the linked account, playtime, sessions with their servers, punishments with their revokes,
+//! anti-cheat flags by check with a 14-day trend, chat (the latest, or around a moment with
+//! `?chat_at=`), notes, and alts with whether each is banned or muted now.
+//!
+//! The data is [`crate::queries::investigate`]; the notes section is rendered by
+//! [`crate::pages::notes::player_section`] and embedded as it comes (already escaped).
 
-use crate::pages::gate::PageRoutes;
+use super::super::error::PageError;
+use super::super::gate::{PageRoutes, SignedIn};
+use super::super::{Shell, display, notes, params, render};
+use crate::error::ApiError;
+use crate::queries::investigate::{Investigation, TREND_DAYS, investigate};
+use crate::routes::account_reads::alts::Alt;
+use crate::routes::history::player_not_found;
+use crate::routes::servers::server_statuses;
+use crate::state::AppState;
+use askama::Template;
 use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::Response;
+use axum::routing::get;
+use chrono::{DateTime, NaiveDateTime, Utc};
+use shared::problem::Problem;
+use std::collections::HashMap;
+use uuid::Uuid;
 
-/// The page's routes.
+/// The page in the navigation bar it belongs to (and whose area it needs).
+const SECTION: &str = "/players";
+
+/// The Investigate page.
+#[derive(Template)]
+#[template(path = "player.html")]
+struct InvestigatePage {
+    shell: Shell,
+    /// What the page says about the player.
+    player: Investigation,
+    /// The player's name, or a short form of their UUID.
+    name: String,
+    /// The account's servers' names, by id (for chat lines).
+    servers: HashMap<Uuid, String>,
+    /// The notes section, rendered by the notes module (escaped there).
+    notes_html: String,
+    /// The jump-to-a-time field's value (`YYYY-MM-DDTHH:MM`).
+    chat_at_value: String,
+}
+
+impl InvestigatePage {
+    fn when(&self, at: &DateTime<Utc>) -> String {
+        display::date_time(at)
+    }
+
+    /// To the second, for chat lines.
+    fn stamp(&self, at: &DateTime<Utc>) -> String {
+        at.format("%Y-%m-%d %H:%M:%S").to_string()
+    }
+
+    /// The alts banned now.
+    fn banned(&self) -> Vec<&Alt> {
+        self.player.banned_alts().collect()
+    }
+
+    fn iso(&self, at: &DateTime<Utc>) -> String {
+        display::iso(at)
+    }
+
+    fn length(&self, seconds: &i64) -> String {
+        display::duration(*seconds)
+    }
+
+    /// A session's length (up to now while open).
+    fn session_length(&self, joined: &DateTime<Utc>, left: &Option<DateTime<Utc>>) -> String {
+        let end = left.unwrap_or_else(Utc::now);
+        display::duration((end - *joined).num_seconds())
+    }
+
+    /// A server's name as pages write it.
+    fn server(&self, id: &Uuid) -> String {
+        self.servers
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| display::server_name(None, id))
+    }
+
+    /// A name that may be missing: the name, else a short form of the UUID.
+    fn who(&self, name: &Option<String>, uuid: &Uuid) -> String {
+        name.clone().unwrap_or_else(|| short(uuid))
+    }
+
+    /// The bars of a check's trend as (x, y, height) in a 14 x 20 box (heights scaled to the
+    /// busiest day; a day with a flag gets at least one unit).
+    fn bars(&self, per_day: &[i64; TREND_DAYS]) -> Vec<(usize, i64, i64)> {
+        let peak = per_day.iter().copied().max().unwrap_or(0).max(1);
+        per_day
+            .iter()
+            .enumerate()
+            .map(|(day, count)| {
+                let height = if *count == 0 {
+                    0
+                } else {
+                    (count * 20 / peak).max(1)
+                };
+                (day * 6, 20 - height, height)
+            })
+            .collect()
+    }
+
+    /// The trend in words, oldest day first (the bars' text alternative).
+    fn trend_text(&self, per_day: &[i64; TREND_DAYS]) -> String {
+        let days: Vec<String> = per_day.iter().map(i64::to_string).collect();
+        format!(
+            "Flags per day over the last {TREND_DAYS} days, oldest first: {}",
+            days.join(", ")
+        )
+    }
+}
+
+/// A short form of a UUID for a player without a name.
+fn short(uuid: &Uuid) -> String {
+    format!("Player {}", &uuid.simple().to_string()[..8])
+}
+
+/// `/players/{uuid}`.
 pub fn router() -> PageRoutes {
-    Router::new()
+    Router::new().route("/players/{uuid}", get(investigate_page))
+}
+
+async fn investigate_page(
+    caller: SignedIn,
+    State(state): State<AppState>,
+    uri: Uri,
+    RawQuery(query): RawQuery,
+) -> Result<Response, PageError> {
+    let shell = Shell::for_page(&caller, SECTION)?;
+    // Read from the URI, not axum's `Path`: any text here gets this page's 400, never a
+    // plain-text rejection.
+    let raw = uri.path().strip_prefix("/players/").unwrap_or_default();
+    let player = Uuid::parse_str(raw).map_err(|_| {
+        bad_request(
+            "invalid_uuid",
+            "Not a player UUID",
+            "The address must end in a player's UUID, such as \
+             /players/069a79f4-44e9-4726-a5be-fca90e38aaf5. Find a player on the Players page.",
+        )
+    })?;
+    let chat_at = match params::value(query.as_deref(), "chat_at") {
+        Some(text) if !text.trim().is_empty() => Some(parse_moment(text.trim())?),
+        _ => None,
+    };
+    let account = caller.member().account_id;
+    let found = investigate(&state.reads, account, player, chat_at, Utc::now())
+        .await?
+        .ok_or_else(|| PageError::Api(player_not_found(player)))?;
+    let servers = server_statuses(&state.reads, account)
+        .await?
+        .into_iter()
+        .map(|s| (s.id, display::server_name(s.name.as_deref(), &s.id)))
+        .collect();
+    let notes_html = notes::player_section(&state, &caller, player).await?;
+    render(&InvestigatePage {
+        shell,
+        name: found
+            .profile
+            .username
+            .clone()
+            .unwrap_or_else(|| short(&player)),
+        chat_at_value: chat_at
+            .map(|at| at.format("%Y-%m-%dT%H:%M").to_string())
+            .unwrap_or_default(),
+        player: found,
+        servers,
+        notes_html,
+    })
+}
+
+/// A 400 page with a stable code.
+fn bad_request(code: &str, title: &str, detail: &str) -> PageError {
+    PageError::Api(ApiError::unreadable(Problem::new(
+        StatusCode::BAD_REQUEST,
+        code,
+        title,
+        detail.to_owned(),
+    )))
+}
+
+/// The moment of `?chat_at=`: what a `datetime-local` field sends (`2025-03-01T10:17`, with
+/// or without seconds), read as UTC like every time on the pages, or an RFC 3339 time.
+fn parse_moment(text: &str) -> Result<DateTime<Utc>, PageError> {
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|format| NaiveDateTime::parse_from_str(text, format).ok())
+        .map(|at| at.and_utc())
+        .ok_or_else(|| {
+            bad_request(
+                "invalid_time",
+                "Not a time",
+                "The chat time must be a date and time (UTC), such as 2025-03-01T10:17.",
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_moments_are_read_as_utc_in_the_forms_browsers_send() {
+        let at: DateTime<Utc> = "2025-03-01T10:17:00Z".parse().expect("time");
+        for text in [
+            "2025-03-01T10:17",
+            "2025-03-01T10:17:00",
+            "2025-03-01 10:17",
+            "2025-03-01T11:17:00+01:00",
+        ] {
+            assert_eq!(parse_moment(text).ok(), Some(at), "{text}");
+        }
+        for text in ["yesterday", "2025-13-01T10:17", "<script>"] {
+            let Err(error) = parse_moment(text) else {
+                panic!("{text} was read as a time");
+            };
+            assert_eq!(error.describe().0, StatusCode::BAD_REQUEST);
+        }
+    }
 }

@@ -12,7 +12,7 @@ use axum::extract::{RawQuery, State};
 use serde::Serialize;
 use shared::problem::Problem;
 use shared::validation::FieldErrors;
-use sqlx::{Postgres, QueryBuilder};
+use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -38,35 +38,126 @@ pub struct AccountChatPage {
     pub next_cursor: Option<String>,
 }
 
-/// The list's filters.
-#[derive(Debug, Default)]
-struct Filter {
-    player: Option<Uuid>,
-    server: Option<Uuid>,
-    channel: Option<String>,
-    entry_type: Option<String>,
-    keyword: Option<String>,
+/// What a chat list is filtered by: the API's query parameters, the `/chat` page's form and
+/// its CSV export all become one of these, read by [`select_chat`].
+#[derive(Debug, Clone, Default)]
+pub struct ChatFilter {
+    /// Only lines of these players (`None`: anyone; an empty list matches nothing).
+    pub players: Option<Vec<Uuid>>,
+    /// Only lines sent on this server.
+    pub server: Option<Uuid>,
+    /// Only this channel (exact).
+    pub channel: Option<String>,
+    /// `chat` or `command`.
+    pub entry_type: Option<String>,
+    /// Only lines containing this text (case-insensitive).
+    pub keyword: Option<String>,
 }
 
-fn parse(query: Option<&str>) -> Result<(ListParams, Filter), ApiError> {
+/// Reads the API's query string: the filter, the time range and the page.
+fn parse(query: Option<&str>) -> Result<(ListParams, ChatFilter), ApiError> {
     let mut errors = FieldErrors::new();
     let list = ListParams::parse(query, &mut errors)?;
-    let mut filter = Filter::default();
+    let mut filter = ChatFilter::default();
     for (key, value) in &list.rest {
         match key.as_str() {
-            "player_uuid" => filter.player = params::uuid(&mut errors, key, value),
+            "player_uuid" => {
+                filter.players = params::uuid(&mut errors, key, value).map(|p| vec![p]);
+            }
             "server_id" => filter.server = params::uuid(&mut errors, key, value),
             "channel" => filter.channel = params::text(&mut errors, key, value),
-            "entry_type" if value == "chat" || value == "command" => {
-                filter.entry_type = Some(value.clone());
-            }
-            "entry_type" => errors.push("entry_type", "invalid_type", "must be chat or command"),
+            "entry_type" => filter.entry_type = entry_type(&mut errors, key, value),
             "q" => filter.keyword = params::text(&mut errors, key, value),
             _ => {}
         }
     }
     errors.into_result().map_err(ApiError::invalid)?;
     Ok((list, filter))
+}
+
+/// `chat` or `command`, or an `invalid_type` error.
+pub fn entry_type(errors: &mut FieldErrors, field: &str, value: &str) -> Option<String> {
+    if value == "chat" || value == "command" {
+        Some(value.to_owned())
+    } else {
+        errors.push(field, "invalid_type", "must be chat or command");
+        None
+    }
+}
+
+/// `SELECT` of the account's chat lines matching `filter` and the time range of `list`, up to
+/// its `WHERE` clause: the caller appends the keyset and order
+/// ([`crate::routes::paging::PageRequest::push_keyset`]). One copy of the SQL for the API,
+/// the `/chat` page and its CSV export.
+pub fn select_chat(
+    account_id: Uuid,
+    filter: &ChatFilter,
+    list: &ListParams,
+) -> QueryBuilder<'static, Postgres> {
+    let mut sql = QueryBuilder::<Postgres>::new(format!(
+        "SELECT c.player_uuid, sender.username AS player_username, {COLUMNS} \
+         FROM chat_messages c \
+         LEFT JOIN players sender ON sender.account_id = c.account_id \
+           AND sender.uuid = c.player_uuid \
+         WHERE c.account_id = "
+    ));
+    sql.push_bind(account_id);
+    match filter.players.as_deref() {
+        None => {}
+        // One player stays an equality, which the (account, player, time) index serves in order.
+        Some([player]) => {
+            sql.push(" AND c.player_uuid = ").push_bind(*player);
+        }
+        Some(players) => {
+            sql.push(" AND c.player_uuid = ANY(")
+                .push_bind(players.to_vec())
+                .push(")");
+        }
+    }
+    if let Some(server) = filter.server {
+        sql.push(" AND c.server_id = ").push_bind(server);
+    }
+    if let Some(channel) = &filter.channel {
+        sql.push(" AND c.channel = ").push_bind(channel.clone());
+    }
+    if let Some(entry_type) = &filter.entry_type {
+        sql.push(" AND c.entry_type = ")
+            .push_bind(entry_type.clone());
+    }
+    if let Some(keyword) = &filter.keyword {
+        // ILIKE on the raw column is what the trigram index (gin_trgm_ops) serves.
+        sql.push(" AND c.message ILIKE ")
+            .push_bind(format!("%{}%", like_literal(keyword)));
+    }
+    list.push_range(&mut sql, "c.sent_at");
+    sql
+}
+
+/// One page of the account's chat, newest first (the API's list and the `/chat` page).
+pub async fn read_chat(
+    reads: &PgPool,
+    account_id: Uuid,
+    filter: &ChatFilter,
+    list: &ListParams,
+) -> Result<AccountChatPage, sqlx::Error> {
+    let mut sql = select_chat(account_id, filter, list);
+    list.page.push_keyset(&mut sql, "c.sent_at", "c.id");
+    let rows = sql
+        .build_query_as::<AccountChatEntry>()
+        .fetch_all(reads)
+        .await?;
+    let (items, next_cursor) = list.page.finish(rows, |c| c.position());
+    Ok(AccountChatPage { items, next_cursor })
+}
+
+impl AccountChatEntry {
+    /// Where this line sits in the newest-first order (a page or an export chunk ends here).
+    pub fn position(&self) -> HistoryCursor {
+        HistoryCursor {
+            at: self.entry.sent_at,
+            key: self.entry.id,
+        }
+    }
 }
 
 /// The account's chat messages and commands, newest first, with filters and a keyword.
@@ -95,40 +186,6 @@ pub async fn list_chat(
     RawQuery(query): RawQuery,
 ) -> Result<Json<AccountChatPage>, ApiError> {
     let (list, filter) = parse(query.as_deref())?;
-    let mut sql = QueryBuilder::<Postgres>::new(format!(
-        "SELECT c.player_uuid, sender.username AS player_username, {COLUMNS} \
-         FROM chat_messages c \
-         LEFT JOIN players sender ON sender.account_id = c.account_id \
-           AND sender.uuid = c.player_uuid \
-         WHERE c.account_id = "
-    ));
-    sql.push_bind(caller.account_id);
-    if let Some(player) = filter.player {
-        sql.push(" AND c.player_uuid = ").push_bind(player);
-    }
-    if let Some(server) = filter.server {
-        sql.push(" AND c.server_id = ").push_bind(server);
-    }
-    if let Some(channel) = filter.channel {
-        sql.push(" AND c.channel = ").push_bind(channel);
-    }
-    if let Some(entry_type) = filter.entry_type {
-        sql.push(" AND c.entry_type = ").push_bind(entry_type);
-    }
-    if let Some(keyword) = filter.keyword {
-        // ILIKE on the raw column is what the trigram index (gin_trgm_ops) serves.
-        sql.push(" AND c.message ILIKE ")
-            .push_bind(format!("%{}%", like_literal(&keyword)));
-    }
-    list.push_range(&mut sql, "c.sent_at");
-    list.page.push_keyset(&mut sql, "c.sent_at", "c.id");
-    let rows = sql
-        .build_query_as::<AccountChatEntry>()
-        .fetch_all(&state.reads)
-        .await?;
-    let (items, next_cursor) = list.page.finish(rows, |c| HistoryCursor {
-        at: c.entry.sent_at,
-        key: c.entry.id,
-    });
-    Ok(Json(AccountChatPage { items, next_cursor }))
+    let page = read_chat(&state.reads, caller.account_id, &filter, &list).await?;
+    Ok(Json(page))
 }

@@ -6,7 +6,7 @@ use crate::routes::history::PageRequest;
 use crate::routes::paging::query_pairs;
 use chrono::{DateTime, Utc};
 use shared::validation::FieldErrors;
-use sqlx::{Postgres, QueryBuilder};
+use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 /// Longest text filter (a name, a channel, a keyword), in characters.
@@ -51,13 +51,99 @@ impl ListParams {
 
     /// Appends ` AND from <= column AND column < to` for the bounds given.
     pub fn push_range(&self, sql: &mut QueryBuilder<'_, Postgres>, column: &str) {
-        if let Some(from) = self.from {
-            sql.push(format!(" AND {column} >= ")).push_bind(from);
-        }
-        if let Some(to) = self.to {
-            sql.push(format!(" AND {column} < ")).push_bind(to);
+        push_range(sql, column, self.from, self.to);
+    }
+}
+
+/// Appends ` AND from <= column AND column < to` for the bounds given.
+pub fn push_range(
+    sql: &mut QueryBuilder<'_, Postgres>,
+    column: &str,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+) {
+    if let Some(from) = from {
+        sql.push(format!(" AND {column} >= ")).push_bind(from);
+    }
+    if let Some(to) = to {
+        sql.push(format!(" AND {column} < ")).push_bind(to);
+    }
+}
+
+/// A player named in a filter: by UUID, or by a name they have or had in the account (the
+/// staff pages let a moderator type either).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlayerRef {
+    /// Exactly this player.
+    Uuid(Uuid),
+    /// Every player of the account whose current or past name is this (case-insensitive).
+    Name(String),
+}
+
+impl PlayerRef {
+    /// A UUID when `value` is one, else a name (a [`text`] filter), else an error in `errors`.
+    pub fn parse(errors: &mut FieldErrors, field: &str, value: &str) -> Option<PlayerRef> {
+        let value = value.trim();
+        match Uuid::parse_str(value) {
+            Ok(uuid) => Some(PlayerRef::Uuid(uuid)),
+            Err(_) => text(errors, field, value).map(PlayerRef::Name),
         }
     }
+
+    /// Appends ` AND <the player is this one>` for a row whose player UUID is `uuid_column`;
+    /// `name_column`, when given, is a name the row itself carries (a staff name as the plugin
+    /// reported it), matched too. A name is resolved through the account's players and their
+    /// past names (`player_names`), both read by `(account_id, lower(name))` indexes.
+    pub fn push_match(
+        &self,
+        sql: &mut QueryBuilder<'_, Postgres>,
+        account_id: Uuid,
+        uuid_column: &str,
+        name_column: Option<&str>,
+    ) {
+        match self {
+            PlayerRef::Uuid(uuid) => {
+                sql.push(format!(" AND {uuid_column} = ")).push_bind(*uuid);
+            }
+            PlayerRef::Name(name) => {
+                sql.push(" AND (");
+                if let Some(column) = name_column {
+                    sql.push(format!("lower({column}) = lower("))
+                        .push_bind(name.clone())
+                        .push(") OR ");
+                }
+                sql.push(format!("{uuid_column} IN ("));
+                push_named(sql, account_id, name);
+                sql.push("))");
+            }
+        }
+    }
+}
+
+/// The UUIDs of the account's players whose current or past name is `name`
+/// (case-insensitive): what a live feed filtered by a name follows.
+pub async fn players_named(
+    pool: &PgPool,
+    account_id: Uuid,
+    name: &str,
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    let mut sql = QueryBuilder::<Postgres>::new("");
+    push_named(&mut sql, account_id, name);
+    sql.build_query_scalar().fetch_all(pool).await
+}
+
+/// `SELECT` of the UUIDs of the account's players named `name`, now (`players`) or before
+/// (`player_names`), each read by its `(account_id, lower(name))` index.
+fn push_named(sql: &mut QueryBuilder<'_, Postgres>, account_id: Uuid, name: &str) {
+    sql.push("SELECT pl.uuid FROM players pl WHERE pl.account_id = ")
+        .push_bind(account_id)
+        .push(" AND pl.username IS NOT NULL AND lower(pl.username) = lower(")
+        .push_bind(name.to_owned())
+        .push(") UNION SELECT pn.player_uuid FROM player_names pn WHERE pn.account_id = ")
+        .push_bind(account_id)
+        .push(" AND lower(pn.name) = lower(")
+        .push_bind(name.to_owned())
+        .push(")");
 }
 
 /// A UUID parameter, or an `invalid_uuid` error.

@@ -1,6 +1,6 @@
 //! `GET /api/punishments`: the whole account's punishment log, newest first, filtered.
 
-use super::params::{self, ListParams};
+use super::params::{self, ListParams, PlayerRef};
 use crate::auth::DashboardCaller;
 use crate::error::ApiError;
 use crate::routes::history::{HistoryCursor, PageRequest};
@@ -8,10 +8,11 @@ use crate::routes::punishments::{IS_ACTIVE, JOINS, PunishmentItem, columns};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{RawQuery, State};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shared::problem::Problem;
 use shared::validation::FieldErrors;
-use sqlx::{Postgres, QueryBuilder};
+use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -37,35 +38,105 @@ pub struct AccountPunishmentPage {
     pub next_cursor: Option<String>,
 }
 
-/// The list's filters.
-#[derive(Debug, Default)]
-struct Filter {
-    kind: Option<String>,
-    player: Option<Uuid>,
-    staff: Option<Uuid>,
-    server: Option<Uuid>,
-    active: Option<bool>,
+/// The punishment types a filter may ask for.
+pub const TYPES: [&str; 4] = ["ban", "mute", "kick", "warning"];
+
+/// What the account's punishment log is filtered by: every field narrows it, none is required.
+/// `GET /api/punishments` and the Punishments page both read through [`read_page`].
+#[derive(Debug, Default, Clone)]
+pub struct PunishmentFilter {
+    /// One of [`TYPES`].
+    pub kind: Option<String>,
+    /// Issued to this player.
+    pub player: Option<PlayerRef>,
+    /// Issued by this staff member (a name also matches the issuer name the plugin reported).
+    pub staff: Option<PlayerRef>,
+    /// Issued on this server.
+    pub server: Option<Uuid>,
+    /// In force now (true) or not (false).
+    pub active: Option<bool>,
+    /// Issued at or after.
+    pub from: Option<DateTime<Utc>>,
+    /// Issued before.
+    pub to: Option<DateTime<Utc>>,
 }
 
-fn parse(query: Option<&str>) -> Result<(ListParams, Filter), ApiError> {
+fn parse(query: Option<&str>) -> Result<(PageRequest, PunishmentFilter), ApiError> {
     let mut errors = FieldErrors::new();
     let list = ListParams::parse(query, &mut errors)?;
-    let mut filter = Filter::default();
+    let mut filter = PunishmentFilter {
+        from: list.from,
+        to: list.to,
+        ..PunishmentFilter::default()
+    };
     for (key, value) in &list.rest {
         match key.as_str() {
-            "type" if ["ban", "mute", "kick", "warning"].contains(&value.as_str()) => {
-                filter.kind = Some(value.clone());
-            }
+            "type" if TYPES.contains(&value.as_str()) => filter.kind = Some(value.clone()),
             "type" => errors.push("type", "invalid_type", "must be ban, mute, kick or warning"),
-            "player_uuid" => filter.player = params::uuid(&mut errors, key, value),
-            "staff_uuid" => filter.staff = params::uuid(&mut errors, key, value),
+            "player_uuid" => {
+                filter.player = params::uuid(&mut errors, key, value).map(PlayerRef::Uuid);
+            }
+            "staff_uuid" => {
+                filter.staff = params::uuid(&mut errors, key, value).map(PlayerRef::Uuid);
+            }
             "server_id" => filter.server = params::uuid(&mut errors, key, value),
             "active" => filter.active = params::boolean(&mut errors, key, value),
             _ => {}
         }
     }
     errors.into_result().map_err(ApiError::invalid)?;
-    Ok((list, filter))
+    Ok((list.page, filter))
+}
+
+/// One page of the account's punishments that match `filter`, newest first.
+pub async fn read_page(
+    pool: &PgPool,
+    account_id: Uuid,
+    filter: &PunishmentFilter,
+    page: &PageRequest,
+) -> Result<AccountPunishmentPage, sqlx::Error> {
+    let mut sql = QueryBuilder::<Postgres>::new(format!(
+        "SELECT p.player_uuid, target.username AS player_username, {} \
+         FROM punishments p {JOINS} \
+         LEFT JOIN players target ON target.account_id = p.account_id \
+           AND target.uuid = p.player_uuid \
+         WHERE p.account_id = ",
+        columns()
+    ));
+    sql.push_bind(account_id);
+    if let Some(kind) = &filter.kind {
+        sql.push(" AND p.type = ").push_bind(kind.clone());
+    }
+    if let Some(player) = &filter.player {
+        player.push_match(&mut sql, account_id, "p.player_uuid", None);
+    }
+    if let Some(staff) = &filter.staff {
+        staff.push_match(
+            &mut sql,
+            account_id,
+            "p.staff_uuid",
+            Some("COALESCE(p.staff_name, staff.username)"),
+        );
+    }
+    if let Some(server) = filter.server {
+        sql.push(" AND p.server_id = ").push_bind(server);
+    }
+    match filter.active {
+        Some(true) => sql.push(format!(" AND {IS_ACTIVE}")),
+        Some(false) => sql.push(format!(" AND NOT {IS_ACTIVE}")),
+        None => &mut sql,
+    };
+    params::push_range(&mut sql, "p.issued_at", filter.from, filter.to);
+    page.push_keyset(&mut sql, "p.issued_at", "p.id");
+    let rows = sql
+        .build_query_as::<AccountPunishment>()
+        .fetch_all(pool)
+        .await?;
+    let (items, next_cursor) = page.finish(rows, |p| HistoryCursor {
+        at: p.punishment.issued_at,
+        key: p.punishment.id,
+    });
+    Ok(AccountPunishmentPage { items, next_cursor })
 }
 
 /// The account's punishments, newest first, with filters.
@@ -93,43 +164,7 @@ pub async fn list_punishments(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
 ) -> Result<Json<AccountPunishmentPage>, ApiError> {
-    let (list, filter) = parse(query.as_deref())?;
-    let mut sql = QueryBuilder::<Postgres>::new(format!(
-        "SELECT p.player_uuid, target.username AS player_username, {} \
-         FROM punishments p {JOINS} \
-         LEFT JOIN players target ON target.account_id = p.account_id \
-           AND target.uuid = p.player_uuid \
-         WHERE p.account_id = ",
-        columns()
-    ));
-    sql.push_bind(caller.account_id);
-    if let Some(kind) = filter.kind {
-        sql.push(" AND p.type = ").push_bind(kind);
-    }
-    if let Some(player) = filter.player {
-        sql.push(" AND p.player_uuid = ").push_bind(player);
-    }
-    if let Some(staff) = filter.staff {
-        sql.push(" AND p.staff_uuid = ").push_bind(staff);
-    }
-    if let Some(server) = filter.server {
-        sql.push(" AND p.server_id = ").push_bind(server);
-    }
-    match filter.active {
-        Some(true) => sql.push(format!(" AND {IS_ACTIVE}")),
-        Some(false) => sql.push(format!(" AND NOT {IS_ACTIVE}")),
-        None => &mut sql,
-    };
-    list.push_range(&mut sql, "p.issued_at");
-    let page: &PageRequest = &list.page;
-    page.push_keyset(&mut sql, "p.issued_at", "p.id");
-    let rows = sql
-        .build_query_as::<AccountPunishment>()
-        .fetch_all(&state.reads)
-        .await?;
-    let (items, next_cursor) = page.finish(rows, |p| HistoryCursor {
-        at: p.punishment.issued_at,
-        key: p.punishment.id,
-    });
-    Ok(Json(AccountPunishmentPage { items, next_cursor }))
+    let (page, filter) = parse(query.as_deref())?;
+    let page = read_page(&state.reads, caller.account_id, &filter, &page).await?;
+    Ok(Json(page))
 }

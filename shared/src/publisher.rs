@@ -1,4 +1,5 @@
-//! Appending log messages to JetStream.
+//! Appending log messages to JetStream: ingest's plugin writes and query-api's staff notes
+//! both go through [`Publisher::append`], so both wait for the stream's ack the same way.
 //!
 //! Requests publish concurrently: each sends its messages and awaits its own acks, so many
 //! requests' publishes and acks are in flight at once over one connection (no lock, no
@@ -8,12 +9,13 @@ use async_nats::jetstream::{self, message::PublishMessage};
 use std::time::{Duration, Instant};
 
 /// A handle to the event log for writers.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Publisher {
     client: async_nats::Client,
     jetstream: jetstream::Context,
     stream: String,
     timeout: Duration,
+    metric: &'static str,
 }
 
 /// Where a message landed.
@@ -26,8 +28,14 @@ pub struct Appended {
 }
 
 impl Publisher {
-    /// A publisher for `stream`, waiting at most `timeout` for each ack.
-    pub fn new(client: async_nats::Client, stream: String, timeout: Duration) -> Self {
+    /// A publisher for `stream`, waiting at most `timeout` for each ack; each append's time
+    /// is recorded in the histogram named `metric` (e.g. `ingest_publish_duration_seconds`).
+    pub fn new(
+        client: async_nats::Client,
+        stream: String,
+        timeout: Duration,
+        metric: &'static str,
+    ) -> Self {
         let mut jetstream = jetstream::new(client.clone());
         jetstream.set_timeout(timeout);
         Self {
@@ -35,6 +43,7 @@ impl Publisher {
             jetstream,
             stream,
             timeout,
+            metric,
         }
     }
 
@@ -79,7 +88,7 @@ impl Publisher {
             Err(_) => Err(format!("no ack within {:?}", self.timeout)),
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
-        metrics::histogram!("ingest_publish_duration_seconds", "outcome" => label)
+        metrics::histogram!(self.metric, "outcome" => label)
             .record(started.elapsed().as_secs_f64());
         outcome
     }

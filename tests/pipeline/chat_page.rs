@@ -1,0 +1,178 @@
+//! The `/chat` page in a real browser: `tests/browser/chat_page.mjs` signs in as an admin on a
+//! stack whose chat came through ingest, filters by keyword, server, player (name and UUID)
+//! and type, pages, opens the staff-commands view, downloads the CSV of a filter and checks
+//! its rows are the page's, sees hostile lines and a hostile name escaped on the page and neutralised in the CSV,
+//! and scans with axe-core; then a moderator gets no link, a 403 page and a 403 export.
+
+use crate::dashboard::{Network, ago, now};
+use crate::events_page::{CHROMIUM, require_browser_tooling, workspace_root};
+use pipeline_tests::MEMBER_PASSWORD;
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::Duration;
+
+const LOBBY: &str = "c4000000-0000-4000-8000-000000000001";
+const SURVIVAL: &str = "c4000000-0000-4000-8000-000000000002";
+const ALICE: &str = "c4000000-0000-4000-8000-0000000000a1";
+const MIA: &str = "c4000000-0000-4000-8000-0000000000a2";
+const HACKER: &str = "c4000000-0000-4000-8000-0000000000a3";
+const BOB: &str = "c4000000-0000-4000-8000-0000000000a4";
+/// A name that is markup, and a formula in a spreadsheet.
+const HOSTILE_NAME: &str = "=Hacker<img src=x onerror=\"window.pwned=3\">";
+/// The script bounds itself at 240 s; this only guards against a hung node.
+const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(300);
+
+fn line(
+    server: &str,
+    player: (&str, &str),
+    kind: &str,
+    channel: Option<&str>,
+    message: &str,
+    at: String,
+) -> Value {
+    let mut line = json!({"server_id": server, "player_uuid": player.0, "player_name": player.1,
+                          "entry_type": kind, "message": message, "sent_at": at});
+    if let Some(channel) = channel {
+        line["channel"] = json!(channel);
+    }
+    line
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_searches_pages_and_exports_chat_and_a_moderator_cannot_in_a_real_browser() {
+    let root = workspace_root();
+    require_browser_tooling(&root);
+    let net = Network::start("Chat Page Network").await;
+    net.settings(&["Moderator"], 30).await;
+    let now = now();
+    for (server, name) in [(LOBBY, "Lobby"), (SURVIVAL, "Survival")] {
+        net.post(
+            "/api/plugin/heartbeat",
+            json!({"server_id": server, "name": name, "tps": 20.0, "player_count": 3,
+                   "max_players": 50, "version": "1.21.4"}),
+        )
+        .await;
+    }
+    net.post(
+        "/api/plugin/rank-changes",
+        json!([{"player_uuid": MIA, "player_name": "Mia", "action": "set",
+                "group": "Moderator", "changed_at": ago(now, 600)}]),
+    )
+    .await;
+    let (alice, mia, hacker, bob) = (
+        (ALICE, "Alice"),
+        (MIA, "Mia"),
+        (HACKER, HOSTILE_NAME),
+        (BOB, "Bob"),
+    );
+    let mut lines = vec![
+        line(
+            LOBBY,
+            alice,
+            "chat",
+            Some("global"),
+            "hello everyone",
+            ago(now, 100),
+        ),
+        line(
+            SURVIVAL,
+            alice,
+            "chat",
+            Some("global"),
+            "diamonds over here",
+            ago(now, 95),
+        ),
+        line(SURVIVAL, alice, "command", None, "/home", ago(now, 90)),
+        line(
+            LOBBY,
+            bob,
+            "chat",
+            Some("global"),
+            "hello from bob",
+            ago(now, 85),
+        ),
+        line(
+            LOBBY,
+            mia,
+            "command",
+            None,
+            "/ban Griefer cheating",
+            ago(now, 80),
+        ),
+        line(
+            LOBBY,
+            mia,
+            "chat",
+            Some("staff"),
+            "please stop",
+            ago(now, 75),
+        ),
+        line(
+            LOBBY,
+            hacker,
+            "chat",
+            Some("global"),
+            "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">",
+            ago(now, 70),
+        ),
+        line(
+            LOBBY,
+            hacker,
+            "chat",
+            Some("global"),
+            "=HYPERLINK(\"http://evil.example\",\"click me\")",
+            ago(now, 65),
+        ),
+    ];
+    // More than one page (50) of one keyword.
+    lines.extend((0..60).map(|i| {
+        line(
+            SURVIVAL,
+            bob,
+            "chat",
+            Some("trade"),
+            &format!("filler line {i}"),
+            ago(now, 200 + i),
+        )
+    }));
+    net.post("/api/plugin/chat", Value::Array(lines)).await;
+    net.stack.projected().await.expect("the chat is projected");
+    let (admin, moderator) = ("admin@chat.test", "moderator@chat.test");
+    for (login, name, role) in [
+        (admin, "Ada Admin", "admin"),
+        (moderator, "Mo Moderator", "moderator"),
+    ] {
+        net.stack
+            .create_member(&net.account.id, login, name, role)
+            .await
+            .expect("a member");
+    }
+
+    let run = tokio::process::Command::new("node")
+        .arg(root.join("tests/browser/chat_page.mjs"))
+        .current_dir(&root)
+        .env("BASE_URL", &net.stack.base)
+        .env("ADMIN_LOGIN", admin)
+        .env("MODERATOR_LOGIN", moderator)
+        .env("PASSWORD", MEMBER_PASSWORD)
+        .env("ALICE_UUID", ALICE)
+        .env("MIA_UUID", MIA)
+        .env("HACKER_UUID", HACKER)
+        .env("HOSTILE_NAME", HOSTILE_NAME)
+        .env("SURVIVAL_ID", SURVIVAL)
+        .env("CHROMIUM_BIN", CHROMIUM)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, run)
+        .await
+        .expect("the browser test finished in time")
+        .expect("node runs");
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "tests/browser/chat_page.mjs failed ({}); its output is above",
+        output.status
+    );
+}
