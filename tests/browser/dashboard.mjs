@@ -31,7 +31,7 @@ const SCREENSHOT_DIR = env('SCREENSHOT_DIR', resolve(HERE, '../../target/browser
 const SESSION_COOKIE = '__Host-warden_session';
 
 /** Every page of the navigation bar (query-api/src/pages/mod.rs, PAGES), in order. */
-const NAV = ['/', '/servers', '/players', '/punishments', '/anticheat', '/chat', '/staff', '/events', '/funnels', '/team', '/settings', '/audit'];
+const NAV = ['/', '/servers', '/players', '/punishments', '/anticheat', '/chat', '/staff', '/events', '/funnels', '/analytics/retention', '/analytics/trends', '/team', '/settings', '/audit'];
 /** Pages only admins and owners may open. */
 const ADMIN_ONLY = ['/team', '/settings', '/audit'];
 /** What each page must show of the seeded network: text that only real data puts there. */
@@ -39,9 +39,15 @@ const EXPECTED = {
   '/': ['Lobby', 'Mia'],
   '/servers': ['Lobby', '1.21.4'],
   [`/servers/${SERVER_ID}`]: ['Lobby'],
+  '/players': ['Mia', 'Griefer'],
+  '/punishments': ['Griefer', 'spam'],
+  '/anticheat': [],
+  '/chat': [],
   '/staff': ['Mia', 'Moderator'],
   '/events': ['quest_started', 'quest_completed'],
   '/funnels': [],
+  '/analytics/retention': [],
+  '/analytics/trends': [],
   '/team': ['Olive Owner', VIEWER_LOGIN],
   '/settings': ['Helper'],
   '/audit': [OWNER_LOGIN],

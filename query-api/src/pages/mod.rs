@@ -12,6 +12,7 @@
 
 pub mod activity;
 pub mod activity_stream;
+pub mod analytics;
 pub mod anticheat;
 pub mod assets;
 pub mod audit;
@@ -76,6 +77,8 @@ pub const PAGES: &[Page] = &[
     Page { path: "/staff", title: "Staff", area: Area::Staff },
     Page { path: "/events", title: "Events", area: Area::Events },
     Page { path: "/funnels", title: "Funnels", area: Area::Funnels },
+    Page { path: "/analytics/retention", title: "Retention", area: Area::Analytics },
+    Page { path: "/analytics/trends", title: "Trends", area: Area::Analytics },
     Page { path: "/team", title: "Team", area: Area::Members },
     Page { path: "/settings", title: "Settings", area: Area::Settings },
     Page { path: "/audit", title: "Audit log", area: Area::Audit },
@@ -170,6 +173,7 @@ fn signed_in() -> PageRoutes {
         .merge(staff::router())
         .merge(events::router())
         .merge(funnels::router())
+        .merge(analytics::router())
         .merge(login::signed_in_router())
         .merge(team::router())
         .merge(settings::router())

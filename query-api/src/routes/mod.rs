@@ -18,11 +18,13 @@ pub mod overview;
 pub mod paging;
 pub mod players;
 pub mod punishments;
+pub mod retention;
 pub mod reviews;
 pub mod server_history;
 pub mod servers;
 pub mod staff;
 pub mod staff_leaderboard;
+pub mod trends;
 
 use crate::auth::{AdminRoutes, DashboardRoutes, PublicRoutes};
 use crate::state::AppState;
@@ -62,6 +64,8 @@ fn dashboard() -> DashboardRoutes {
         .merge(events::router())
         .merge(events_stream::router())
         .merge(funnels::router())
+        .merge(retention::router())
+        .merge(trends::router())
         .merge(players::router())
         .merge(account_reads::router())
         .merge(punishments::router())

@@ -32,6 +32,8 @@ pub enum Area {
     Events,
     /// Funnels.
     Funnels,
+    /// Retention and trends.
+    Analytics,
     /// Player profiles and histories.
     Players,
     /// Punishments.
@@ -64,9 +66,12 @@ impl Role {
     /// navigation bar, each page, each team operation) asks this function.
     pub fn allows(self, area: Area) -> bool {
         let least = match area {
-            Area::Overview | Area::Servers | Area::Staff | Area::Events | Area::Funnels => {
-                Role::Viewer
-            }
+            Area::Overview
+            | Area::Servers
+            | Area::Staff
+            | Area::Events
+            | Area::Funnels
+            | Area::Analytics => Role::Viewer,
             Area::Players | Area::Punishments | Area::Flags | Area::Notes => Role::Moderator,
             Area::ChatLogs | Area::Keys | Area::Settings | Area::Members | Area::Audit => {
                 Role::Admin
@@ -126,6 +131,7 @@ mod tests {
             Area::Staff,
             Area::Events,
             Area::Funnels,
+            Area::Analytics,
         ];
         let moderator = [Area::Players, Area::Punishments, Area::Flags, Area::Notes];
         let admin = [
