@@ -1,12 +1,15 @@
 // Browser test of the Investigate page (/players/{uuid}): Debian's headless Chromium, driven by
 // playwright-core, signs in as a moderator on a stack fed through ingest and opens one player's
-// page: every section shows the pipeline's data, the banned alt is marked in words, markup in
-// the player's name and chat shows as text, and "jump to a time" shows the chat around that
-// moment. On the Overview, a join from the banned player's IP is marked live. A bad UUID and
-// an unknown player get clear 4xx pages; a viewer gets 403. Every page is scanned with axe-core.
+// page: every section but chat shows the pipeline's data, the banned alt is marked in words,
+// markup in the player's name shows as text, and chat logs are withheld (not one line in the
+// page's source, with or without ?chat_at=). On the Overview, a join from the banned player's
+// IP is marked live. A bad UUID and an unknown player get clear 4xx pages. An admin then sees
+// the chat, its hostile line as text, and "jump to a time" shows the chat around that moment;
+// a viewer gets 403. Every page is scanned with axe-core.
 //
-//   BASE_URL=… MODERATOR_LOGIN=… VIEWER_LOGIN=… PASSWORD=… PLUGIN_KEY=… SERVER_ID=… SUSPECT=…
-//     BANNED=… NEWCOMER=… HOME_IP=… HOSTILE_NAME=… HOSTILE_LINE=… CHAT_AT=… \
+//   BASE_URL=… MODERATOR_LOGIN=… ADMIN_LOGIN=… VIEWER_LOGIN=… PASSWORD=… PLUGIN_KEY=…
+//     SERVER_ID=… SUSPECT=… BANNED=… NEWCOMER=… OUTSIDER=… HOME_IP=… HOSTILE_NAME=…
+//     HOSTILE_LINE=… CHAT_AT=… \
 //     node tests/browser/investigate_page.mjs
 //
 // tests/pipeline/investigate_page.rs seeds the network and runs this.
@@ -21,6 +24,7 @@ import {
 const HERE = dirname(fileURLToPath(import.meta.url));
 const BASE_URL = env('BASE_URL').replace(/\/$/, '');
 const MODERATOR_LOGIN = env('MODERATOR_LOGIN');
+const ADMIN_LOGIN = env('ADMIN_LOGIN');
 const VIEWER_LOGIN = env('VIEWER_LOGIN');
 const PASSWORD = env('PASSWORD');
 const PLUGIN_KEY = env('PLUGIN_KEY');
@@ -36,7 +40,7 @@ const CHAT_AT = env('CHAT_AT');
 const SCREENSHOT_DIR = env('SCREENSHOT_DIR', resolve(HERE, '../../target/browser'));
 const PLAYER_PATH = `/players/${SUSPECT}`;
 
-/** What each section must show: text only the seeded data puts there. */
+/** What each section must show to a moderator: text only the seeded data puts there. */
 const SECTIONS = {
   'names-heading': ['Suspect', HOSTILE_NAME],
   'ranks-heading': ['VIP', 'was Member', 'Mia'],
@@ -44,8 +48,12 @@ const SECTIONS = {
   'punishments-heading': ['mute', 'spam', 'appealed', 'Revoked', 'warning', 'language'],
   'flags-heading': ['Reach', 'Fly'],
   'alts-heading': ['Banny', 'Banned'],
-  'chat-heading': ['the latest line', HOSTILE_LINE],
+  'chat-heading': ['Chat logs are for admins and owners'],
 };
+/** The same for an admin, who also sees the chat. */
+const ADMIN_SECTIONS = { ...SECTIONS, 'chat-heading': ['the latest line', HOSTILE_LINE] };
+/** Text of every seeded chat line (the hostile one by a part that survives escaping). */
+const CHAT_TEXTS = ['the latest line', 'hello from the past', 'window.__xss', 'pwned-chat'];
 
 const log = (message) => console.log(`investigate: ${message}`);
 const failures = [];
@@ -66,8 +74,8 @@ function sectionText(page, id) {
   return page.evaluate((heading) => document.getElementById(heading)?.closest('section')?.innerText ?? null, id);
 }
 
-async function checkSections(page) {
-  for (const [id, wanted] of Object.entries(SECTIONS)) {
+async function checkSections(page, sections) {
+  for (const [id, wanted] of Object.entries(sections)) {
     const text = await sectionText(page, id);
     if (text === null) { failures.push(`the page has no section #${id}`); continue; }
     const missing = wanted.filter((w) => !text.includes(w));
@@ -102,7 +110,38 @@ async function checkEscaping(page) {
   if (injected.name || injected.chat || injected.script) failures.push(`markup from the pipeline ran: ${JSON.stringify(injected)}`);
   const heading = await page.locator('#player-name').innerText();
   if (heading !== HOSTILE_NAME) failures.push(`the heading shows ${heading}, not the name as text`);
-  log('the hostile name and chat line show as text');
+  log('the hostile name shows as text');
+}
+
+/** A moderator's page has no chat: no line, no jump form, and no chat text in its source. */
+async function checkChatWithheld(page) {
+  if (await page.getByTestId('chat-line').count() !== 0) failures.push('a moderator sees chat lines');
+  if (await page.locator('#chat-at').count() !== 0) failures.push('a moderator gets the jump-to-a-time form');
+  if (await page.getByTestId('chat-withheld').count() !== 1) failures.push('a moderator is not told chat logs are for admins and owners');
+  // The source as served (not the DOM): the chat must not be sent at all. ?chat_at= is
+  // ignored for a moderator, a malformed one included.
+  for (const query of ['', `?chat_at=${encodeURIComponent(CHAT_AT)}`, '?chat_at=yesterday']) {
+    const response = await page.goto(`${BASE_URL}${PLAYER_PATH}${query}`);
+    const source = await response.text();
+    const leaked = CHAT_TEXTS.filter((text) => source.includes(text));
+    if (response.status() !== 200 || leaked.length > 0 || !source.includes('data-testid="chat-withheld"')) {
+      failures.push(`a moderator's ${PLAYER_PATH}${query} answered ${response.status()} with chat text ${JSON.stringify(leaked)}`);
+    }
+  }
+  log('a moderator gets no chat line, with or without a time to jump to');
+}
+
+/** An admin sees the chat, the hostile line as text. */
+async function checkChatShown(page) {
+  await checkSections(page, ADMIN_SECTIONS);
+  const lines = await page.getByTestId('chat-line').allInnerTexts();
+  if (!lines.some((line) => line.includes(HOSTILE_LINE))) failures.push(`no chat line shows the hostile line as text: ${lines.join(' | ')}`);
+  const injected = await page.evaluate(() => ({
+    chat: document.getElementById('pwned-chat') !== null,
+    script: window.__xss === 1,
+  }));
+  if (injected.chat || injected.script) failures.push(`markup from the chat ran: ${JSON.stringify(injected)}`);
+  log(`an admin sees ${lines.length} chat lines, the hostile one as text`);
 }
 
 async function checkChatJump(page) {
@@ -124,13 +163,21 @@ async function checkErrors(page) {
     ['/players/00000000-0000-4000-8000-00000000dead', 404, 'no player'],
     // Another account's player, who joined from the same IP: not this account's to see.
     [`/players/${OUTSIDER}`, 404, 'no player'],
-    [`${PLAYER_PATH}?chat_at=yesterday`, 400, 'Not a time'],
   ]) {
     const response = await page.goto(`${BASE_URL}${path}`);
     const text = await page.locator('main').innerText();
     if (response.status() !== status || !text.includes(words)) failures.push(`${path} answered ${response.status()}: ${text.slice(0, 160)}`);
   }
-  log('a bad UUID, an unknown player and a bad time get 4xx pages');
+  log('a bad UUID and an unknown player get 4xx pages');
+}
+
+/** An admin's malformed jump is a 400 page (a moderator's is ignored: checkChatWithheld). */
+async function checkBadTime(page) {
+  const path = `${PLAYER_PATH}?chat_at=yesterday`;
+  const response = await page.goto(`${BASE_URL}${path}`);
+  const text = await page.locator('main').innerText();
+  if (response.status() !== 400 || !text.includes('Not a time')) failures.push(`${path} answered ${response.status()}: ${text.slice(0, 160)}`);
+  log('an admin\'s bad time gets a 400 page');
 }
 
 async function checkLiveMark(page) {
@@ -162,9 +209,25 @@ async function checkLiveMark(page) {
   await scan(page, '/ (a marked live join)');
 }
 
-async function checkViewer(page) {
+async function signOut(page) {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL((url) => url.pathname === '/login', { timeout: 15_000 });
+}
+
+async function checkAdmin(page) {
+  await signOut(page);
+  await signIn(page, BASE_URL, ADMIN_LOGIN, PASSWORD, PLAYER_PATH);
+  if (new URL(page.url()).pathname !== PLAYER_PATH) fail(`the admin landed on ${page.url()}`);
+  await checkChatShown(page);
+  await page.screenshot({ path: join(SCREENSHOT_DIR, 'investigate-admin.png'), fullPage: true });
+  await scan(page, `${PLAYER_PATH} (admin)`);
+  await checkBadTime(page);
+  await page.goto(`${BASE_URL}${PLAYER_PATH}`);
+  await checkChatJump(page);
+}
+
+async function checkViewer(page) {
+  await signOut(page);
   await signIn(page, BASE_URL, VIEWER_LOGIN, PASSWORD);
   const response = await page.goto(`${BASE_URL}${PLAYER_PATH}`);
   const text = await page.locator('main').innerText();
@@ -184,14 +247,15 @@ async function main() {
     watchProblems(page, problems, { allowStatus: (r) => [400, 403, 404].includes(r.status()) });
     await signIn(page, BASE_URL, MODERATOR_LOGIN, PASSWORD, PLAYER_PATH);
     if (new URL(page.url()).pathname !== PLAYER_PATH) fail(`the moderator landed on ${page.url()}`);
-    await checkSections(page);
+    await checkSections(page, SECTIONS);
     await checkBannedAlt(page);
     await checkEscaping(page);
     await page.screenshot({ path: join(SCREENSHOT_DIR, 'investigate.png'), fullPage: true });
     await scan(page, PLAYER_PATH);
-    await checkChatJump(page);
+    await checkChatWithheld(page);
     await checkErrors(page);
     await checkLiveMark(page);
+    await checkAdmin(page);
     await checkViewer(page);
     failures.push(...problems);
     if (accessibility.length > 0) failures.push(`accessibility: ${accessibility.join(' | ')}`);

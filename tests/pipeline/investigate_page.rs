@@ -1,9 +1,11 @@
 //! The Investigate page (`/players/{uuid}`) in a real browser: `tests/browser/investigate_page.mjs`
 //! signs in as a moderator on a stack fed through ingest, sees every section of one player
 //! filled (names over time, rank history, linked account, playtime, sessions, punishments with
-//! a revoke, flags by check, chat, alts with a banned one marked), jumps the chat to a time,
-//! finds a hostile name and chat line shown as text, watches the Overview's live feed mark a
-//! join from a banned player's IP, scans with axe-core, and checks a viewer gets 403.
+//! a revoke, flags by check, alts with a banned one marked) but no chat (not one line in the
+//! page's source, `?chat_at=` ignored), finds a hostile name shown as text, and watches the
+//! Overview's live feed mark a join from a banned player's IP; then an admin sees the chat with
+//! its hostile line as text and jumps it to a time; every page is scanned with axe-core, and a
+//! viewer gets 403.
 
 use crate::dashboard::{Network, ago, now, post_as};
 use crate::events_page::{CHROMIUM, require_browser_tooling, workspace_root};
@@ -128,7 +130,7 @@ async fn seed(net: &Network) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_moderator_investigates_a_player_and_sees_their_banned_alt_in_a_real_browser() {
+async fn a_moderator_investigates_a_player_without_chat_and_an_admin_sees_it_in_a_real_browser() {
     let root = workspace_root();
     require_browser_tooling(&root);
     let net = Network::start("Investigate Network").await;
@@ -148,9 +150,11 @@ async fn a_moderator_investigates_a_player_and_sees_their_banned_alt_in_a_real_b
         .await;
     assert_eq!(alts["items"][0]["uuid"], BANNED, "{alts}");
     let moderator = "moderator@investigate.test";
+    let admin = "admin@investigate.test";
     let viewer = "viewer@investigate.test";
     for (login, name, role) in [
         (moderator, "Max Moderator", "moderator"),
+        (admin, "Ada Admin", "admin"),
         (viewer, "Vic Viewer", "viewer"),
     ] {
         net.stack
@@ -169,6 +173,7 @@ async fn a_moderator_investigates_a_player_and_sees_their_banned_alt_in_a_real_b
         .current_dir(&root)
         .env("BASE_URL", &net.stack.base)
         .env("MODERATOR_LOGIN", moderator)
+        .env("ADMIN_LOGIN", admin)
         .env("VIEWER_LOGIN", viewer)
         .env("PASSWORD", MEMBER_PASSWORD)
         .env("PLUGIN_KEY", &net.account.plugin_key)

@@ -2,7 +2,11 @@
 //! side, each section bounded: names over time, first and last seen, rank and rank history,
 //! the linked account, playtime, sessions with their servers, punishments with their revokes,
 //! anti-cheat flags by check with a 14-day trend, chat (the latest, or around a moment with
-//! `?chat_at=`), notes, and alts with whether each is banned or muted now.
+//! `?chat_at=`; admins and owners only), notes, and alts with whether each is banned or muted
+//! now.
+//!
+//! Chat logs are [`Area::ChatLogs`]: for a moderator the chat is never read, the section says
+//! who may see it, and `?chat_at=` is ignored (not even parsed: the parameter is not theirs).
 //!
 //! The data is [`crate::queries::investigate`]; the notes section is rendered by
 //! [`crate::pages::notes::player_section`] and embedded as it comes (already escaped).
@@ -11,11 +15,12 @@ use super::super::error::PageError;
 use super::super::gate::{PageRoutes, SignedIn};
 use super::super::{Shell, display, notes, params, render};
 use crate::error::ApiError;
-use crate::queries::investigate::{Investigation, TREND_DAYS, investigate};
+use crate::queries::investigate::{ChatRequest, Investigation, TREND_DAYS, investigate};
 use crate::routes::account_reads::alts::Alt;
 use crate::routes::history::player_not_found;
 use crate::routes::servers::server_statuses;
 use crate::state::AppState;
+use crate::team::roles::{Area, Role};
 use askama::Template;
 use axum::Router;
 use axum::extract::{RawQuery, State};
@@ -145,12 +150,9 @@ async fn investigate_page(
              /players/069a79f4-44e9-4726-a5be-fca90e38aaf5. Find a player on the Players page.",
         )
     })?;
-    let chat_at = match params::value(query.as_deref(), "chat_at") {
-        Some(text) if !text.trim().is_empty() => Some(parse_moment(text.trim())?),
-        _ => None,
-    };
+    let chat = chat_request(caller.member().role, query.as_deref())?;
     let account = caller.member().account_id;
-    let found = investigate(&state.reads, account, player, chat_at, Utc::now())
+    let found = investigate(&state.reads, account, player, chat, Utc::now())
         .await?
         .ok_or_else(|| PageError::Api(player_not_found(player)))?;
     let servers = server_statuses(&state.reads, account)
@@ -166,12 +168,25 @@ async fn investigate_page(
             .username
             .clone()
             .unwrap_or_else(|| short(&player)),
-        chat_at_value: chat_at
-            .map(|at| at.format("%Y-%m-%dT%H:%M").to_string())
-            .unwrap_or_default(),
+        chat_at_value: match chat {
+            ChatRequest::Around(at) => at.format("%Y-%m-%dT%H:%M").to_string(),
+            ChatRequest::Latest | ChatRequest::Withheld => String::new(),
+        },
         player: found,
         servers,
         notes_html,
+    })
+}
+
+/// The chat `role` may see: none below [`Area::ChatLogs`] (whatever `?chat_at=` says), else
+/// the lines around `?chat_at=` or the latest.
+fn chat_request(role: Role, query: Option<&str>) -> Result<ChatRequest, PageError> {
+    if !role.allows(Area::ChatLogs) {
+        return Ok(ChatRequest::Withheld);
+    }
+    Ok(match params::value(query, "chat_at") {
+        Some(text) if !text.trim().is_empty() => ChatRequest::Around(parse_moment(text.trim())?),
+        _ => ChatRequest::Latest,
     })
 }
 
@@ -222,6 +237,29 @@ mod tests {
         for text in ["yesterday", "2025-13-01T10:17", "<script>"] {
             let Err(error) = parse_moment(text) else {
                 panic!("{text} was read as a time");
+            };
+            assert_eq!(error.describe().0, StatusCode::BAD_REQUEST);
+        }
+    }
+
+    #[test]
+    fn only_admins_and_owners_get_chat_and_a_moderator_jump_is_ignored() {
+        let at: DateTime<Utc> = "2025-03-01T10:17:00Z".parse().expect("time");
+        let jump = Some("chat_at=2025-03-01T10%3A17");
+        for role in [Role::Viewer, Role::Moderator] {
+            for query in [None, jump, Some("chat_at=yesterday")] {
+                let chat = chat_request(role, query).ok();
+                assert_eq!(chat, Some(ChatRequest::Withheld), "{role} {query:?}");
+            }
+        }
+        for role in [Role::Admin, Role::Owner] {
+            assert_eq!(chat_request(role, None).ok(), Some(ChatRequest::Latest));
+            let blank = chat_request(role, Some("chat_at=+")).ok();
+            assert_eq!(blank, Some(ChatRequest::Latest), "{role}");
+            let around = chat_request(role, jump).ok();
+            assert_eq!(around, Some(ChatRequest::Around(at)), "{role}");
+            let Err(error) = chat_request(role, Some("chat_at=yesterday")) else {
+                panic!("{role} got chat for a time that is not one");
             };
             assert_eq!(error.describe().0, StatusCode::BAD_REQUEST);
         }

@@ -11,6 +11,35 @@ use uuid::Uuid;
 /// Lines shown on each side of the moment (twice as many when showing the latest).
 pub const CHAT_AROUND: i64 = 10;
 
+/// Which chat the Investigate page reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatRequest {
+    /// None at all: the caller's role may not read chat logs (admins and owners only), so
+    /// nothing is fetched rather than fetched and hidden.
+    Withheld,
+    /// The latest lines.
+    Latest,
+    /// The lines around a moment ("jump to a time").
+    Around(DateTime<Utc>),
+}
+
+impl ChatRequest {
+    /// The window asked for, or `None` when chat is withheld.
+    pub(super) async fn read(
+        self,
+        pool: &PgPool,
+        account: Uuid,
+        player: Uuid,
+    ) -> Result<Option<ChatWindow>, sqlx::Error> {
+        let at = match self {
+            ChatRequest::Withheld => return Ok(None),
+            ChatRequest::Latest => None,
+            ChatRequest::Around(at) => Some(at),
+        };
+        window(pool, account, player, at).await.map(Some)
+    }
+}
+
 /// The lines shown, in the order they were said.
 #[derive(Debug)]
 pub struct ChatWindow {

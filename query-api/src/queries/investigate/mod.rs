@@ -8,7 +8,7 @@ pub mod chat;
 pub mod checks;
 pub mod history;
 
-pub use chat::{CHAT_AROUND, ChatWindow};
+pub use chat::{CHAT_AROUND, ChatRequest, ChatWindow};
 pub use checks::{CheckTrend, TREND_DAYS};
 pub use history::{PastName, RankChangeItem};
 
@@ -83,8 +83,8 @@ pub struct Investigation {
     pub punishments: Bounded<PunishmentItem>,
     /// Their anti-cheat flags by check, most flagged first, each with a daily trend.
     pub checks: Bounded<CheckTrend>,
-    /// Their chat, latest or around a moment.
-    pub chat: ChatWindow,
+    /// Their chat, latest or around a moment; `None` when withheld from the caller's role.
+    pub chat: Option<ChatWindow>,
     /// Players who joined from one of their IPs, most recently shared first.
     pub alts: Bounded<Alt>,
 }
@@ -96,13 +96,13 @@ impl Investigation {
     }
 }
 
-/// Everything about `player` in `account`, chat around `chat_at` (else the latest), as of
-/// `now`; `None` when the account has never seen them.
+/// Everything about `player` in `account`, with the chat `chat` asks for (none when
+/// withheld), as of `now`; `None` when the account has never seen them.
 pub async fn investigate(
     pool: &PgPool,
     account: Uuid,
     player: Uuid,
-    chat_at: Option<DateTime<Utc>>,
+    chat: ChatRequest,
     now: DateTime<Utc>,
 ) -> Result<Option<Investigation>, sqlx::Error> {
     let Some(mut found) = profile(pool, account, player).await? else {
@@ -116,7 +116,7 @@ pub async fn investigate(
     )?;
     let (checks, chat, alt_list) = tokio::try_join!(
         checks::by_check(pool, account, player, now),
-        chat::window(pool, account, player, chat_at),
+        chat.read(pool, account, player),
         alts::fetch(pool, account, player),
     )?;
     let alt_total = i64::try_from(alt_list.len()).unwrap_or(i64::MAX);
