@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs the benchmark on private servers and writes target/bench/report.json plus a table.
 #
-#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads]
+#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search]
 #
 #   --quick   a small version that finishes in a couple of minutes (CI runs it via test.sh)
 #   --debug   use the debug build (what test.sh has already built) instead of a release build;
 #             the numbers are then meaningless, only the harness is exercised
 #   --only P  run only the write phases (ingest, projector, baselines) or the read phases
 #             (live stream, open streams, reads on the large dataset, the staff dashboard's
-#             Overview, 30-day server chart, pages and sign-in)
+#             Overview, 30-day server chart, pages and sign-in), or only the search targets
+#             (player search, chat keyword search, the chat index's cost to the projector)
 #
 # It builds warden-bench (one cargo build), starts a private nats-server with
 # `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's
@@ -30,7 +31,7 @@ while (($#)); do
     case "$arg" in
     --quick) quick=(--quick) ;;
     --only)
-        [[ $# -gt 0 ]] || die "--only needs writes or reads"
+        [[ $# -gt 0 ]] || die "--only needs writes, reads or search"
         only=(--only "$1")
         shift
         ;;

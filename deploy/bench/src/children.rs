@@ -18,14 +18,29 @@ pub(crate) struct ServiceProcess {
 }
 
 impl ServiceProcess {
-    /// Starts `service` with `env` on a free loopback port and waits until `/healthz` answers.
+    /// Starts `service` with `env` on a free loopback port and waits until `/healthz` answers;
+    /// it logs to `<service>.log` in `log_dir`.
     pub(crate) async fn start(
         service: Service,
         env: &[(&str, String)],
         log_dir: &Path,
     ) -> anyhow::Result<ServiceProcess> {
+        Self::start_logging_to(
+            service,
+            env,
+            &log_dir.join(format!("{}.log", service.name())),
+        )
+        .await
+    }
+
+    /// Starts `service` like [`ServiceProcess::start`], logging to `log`.
+    pub(crate) async fn start_logging_to(
+        service: Service,
+        env: &[(&str, String)],
+        log: &Path,
+    ) -> anyhow::Result<ServiceProcess> {
         let port = free_port()?;
-        let log = std::fs::File::create(log_dir.join(format!("{}.log", service.name())))?;
+        let log = std::fs::File::create(log)?;
         let child = Command::new(std::env::current_exe()?)
             .args(["serve", service.name()])
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))

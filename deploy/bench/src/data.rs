@@ -12,7 +12,8 @@ use uuid::Uuid;
 /// Records per chat batch, as the issue specifies.
 pub(crate) const CHAT_BATCH: usize = 100;
 
-const WORDS: &[&str] = &[
+/// The words chat lines are made of (each in about a quarter of the lines).
+pub(crate) const WORDS: &[&str] = &[
     "gg",
     "anyone",
     "trade",

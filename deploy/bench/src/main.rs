@@ -5,23 +5,28 @@
 //! same binary (`warden-bench serve <service>`) so each one's peak RSS is its own.
 
 mod chain;
+mod chat_search;
 mod children;
 mod cpu;
 mod dashboard;
 mod data;
 mod e2e;
 mod history;
+mod index_cost;
 mod ingest_load;
 mod plan;
+mod player_search;
 mod projection;
 mod raw;
 mod read_phases;
 mod reads;
 mod report;
 mod run;
+mod search_phases;
 mod serve;
 mod setup;
 mod stats;
+mod timed;
 mod verdict;
 mod write_phases;
 
@@ -47,8 +52,9 @@ enum Command {
         /// A small version that finishes in a couple of minutes.
         #[arg(long)]
         quick: bool,
-        /// Run only these phases: `writes` (ingest, projector and their baselines) or `reads`
-        /// (live stream, open streams, reads on the large dataset, the dashboard and sign-in).
+        /// Run only these phases: `writes` (ingest, projector and their baselines), `reads`
+        /// (live stream, open streams, reads on the large dataset, the dashboard and sign-in)
+        /// or `search` (player and chat search, the chat index's cost to the projector).
         /// Targets of the phases not run show as not measured.
         #[arg(long, value_enum)]
         only: Option<run::Phases>,

@@ -33,6 +33,15 @@ pub(crate) struct Plan {
     pub(crate) dataset_events: usize,
     /// Players in the read dataset.
     pub(crate) dataset_players: usize,
+    /// Days the read dataset's chat lines are spread over (keyword search reads the last 7
+    /// of them, and all of them).
+    pub(crate) dataset_chat_days: i64,
+    /// Players (30% with a past name) loaded for the player search measurement.
+    pub(crate) search_players: usize,
+    /// Requests per chat keyword measurement (an all-time search may take up to 500 ms).
+    pub(crate) chat_searches: usize,
+    /// Projector catch-ups per side (with and without the chat trigram index), alternated.
+    pub(crate) index_cost_rounds: usize,
     /// Requests per read measurement.
     pub(crate) reads_per_query: usize,
     /// Funnel requests.
@@ -70,6 +79,10 @@ impl Plan {
                 dataset_chat: 100_000,
                 dataset_events: 40_000,
                 dataset_players: 5_000,
+                dataset_chat_days: 90,
+                search_players: 20_000,
+                chat_searches: 100,
+                index_cost_rounds: 1,
                 reads_per_query: 100,
                 funnel_runs: 3,
                 open_streams: 200,
@@ -95,6 +108,11 @@ impl Plan {
                 dataset_chat: 5_000_000,
                 dataset_events: 1_000_000,
                 dataset_players: 100_000,
+                dataset_chat_days: 90,
+                search_players: 1_000_000,
+                chat_searches: 200,
+                // The full backlog is 3-4M records, about two minutes per catch-up.
+                index_cost_rounds: 1,
                 reads_per_query: 500,
                 funnel_runs: 10,
                 open_streams: 1_000,

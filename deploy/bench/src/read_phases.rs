@@ -7,6 +7,7 @@ use crate::e2e::{REFUSED_OPENS, Subscribers, post_to_stream};
 use crate::history::{Log, SYNC_INTERVAL_SECONDS, row_counts};
 use crate::reads::{build_dataset, measure_reads};
 use crate::run::{Bench, phase};
+use crate::search_phases;
 use crate::stats::Measurement;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -89,7 +90,8 @@ pub(crate) async fn run(
         b.plan.dataset_chat,
         b.plan.dataset_events,
     );
-    let ids = build_dataset(&b.svc_pool, readers, players, chat, events).await?;
+    let days = b.plan.dataset_chat_days;
+    let ids = build_dataset(&b.svc_pool, readers, players, (chat, days), events).await?;
     let rows = (players + chat + events) as u64;
     let what = "players, chat lines and events UNNEST-inserted into the read-model tables \
                 (informational)";
@@ -118,6 +120,7 @@ pub(crate) async fn run(
     )
     .await;
     b.report.measurements.extend(reads);
+    search_phases::reads(b, query, readers).await?;
     dashboard_reads(b, &query.base_url, readers, &ids).await?;
     Ok(open)
 }

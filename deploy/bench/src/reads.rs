@@ -1,7 +1,8 @@
 //! Reads on a large dataset: players, chat lines and events written straight into the
 //! read-model tables with the projector's UNNEST shapes, then timed through query-api.
 
-use crate::data::{EVENT_NAMES, chat_text, player_name};
+use crate::chat_search::dataset_line;
+use crate::data::{EVENT_NAMES, player_name};
 use crate::stats::{Latencies, Measurement};
 use chrono::{Duration as Span, Utc};
 use projector::projections::timeline::insert_events;
@@ -21,13 +22,13 @@ fn skewed(rng: &mut impl Rng, players: usize) -> usize {
     ((u * u * u) * players as f64) as usize % players.max(1)
 }
 
-/// Writes `players` players, `chat` chat lines and `events` custom events for `account`;
-/// returns the player ids.
+/// Writes `players` players, `chat` chat lines (spread over the last `chat_days` days) and
+/// `events` custom events for `account`; returns the player ids.
 pub(crate) async fn build_dataset(
     pool: &PgPool,
     account: Uuid,
     players: usize,
-    chat: usize,
+    (chat, chat_days): (usize, i64),
     events: usize,
 ) -> anyhow::Result<Vec<Uuid>> {
     let mut rng = StdRng::seed_from_u64(3);
@@ -58,9 +59,9 @@ pub(crate) async fn build_dataset(
         let server: Vec<Uuid> = (0..n)
             .map(|_| servers[rng.random_range(0..servers.len())])
             .collect();
-        let text: Vec<String> = (0..n).map(|_| chat_text(&mut rng)).collect();
+        let text: Vec<String> = (0..n).map(|_| dataset_line(&mut rng)).collect();
         let at: Vec<_> = (0..n)
-            .map(|_| now - Span::seconds(rng.random_range(1..30 * 86_400)))
+            .map(|_| now - Span::seconds(rng.random_range(1..chat_days * 86_400)))
             .collect();
         let id: Vec<Uuid> = (0..n).map(|_| Uuid::new_v4()).collect();
         sqlx::query(

@@ -8,7 +8,7 @@ use crate::plan::Plan;
 use crate::report::Report;
 use crate::serve::Service;
 use crate::setup::{Admin, fresh_database};
-use crate::{read_phases, verdict, write_phases};
+use crate::{read_phases, search_phases, verdict, write_phases};
 use async_nats::jetstream;
 use shared::event_log::EventLogConfig;
 use sqlx::PgPool;
@@ -49,6 +49,8 @@ pub(crate) struct Bench {
     pub(crate) log_dir: PathBuf,
     /// The services' database.
     pub(crate) svc_pool: PgPool,
+    /// PostgreSQL's superuser URL without a database, for scratch databases.
+    pub(crate) pg_url: String,
     /// The scratch database of the raw baselines (same schema).
     pub(crate) raw_pool: PgPool,
     /// nats-server's and PostgreSQL's pids, when bench.sh says them.
@@ -93,6 +95,9 @@ pub(crate) enum Phases {
     Writes,
     /// POST -> live stream, open streams, reads on the large dataset, the dashboard, sign-in.
     Reads,
+    /// Issue 15's search targets alone: the chat trigram index's cost to the projector (on a
+    /// backlog of its own), chat keyword search and player search.
+    Search,
 }
 
 /// Prints which phase starts.
@@ -155,6 +160,7 @@ pub(crate) async fn run(
         env,
         log_dir,
         svc_pool: PgPool::connect(&svc_url).await?,
+        pg_url: servers.pg_url.clone(),
         raw_pool: PgPool::connect(&raw_url).await?,
         server_pids: [
             ("nats-server", "BENCH_NATS_PID"),
@@ -165,16 +171,19 @@ pub(crate) async fn run(
         .collect(),
     };
 
-    let projector = if only != Some(Phases::Reads) {
+    let projector = if matches!(only, None | Some(Phases::Writes)) {
         Some(write_phases::run(&mut bench, &ingest).await?)
     } else {
         None
     };
-    let open = if only != Some(Phases::Writes) {
+    let open = if matches!(only, None | Some(Phases::Reads)) {
         read_phases::run(&mut bench, &query, &ingest).await?
     } else {
         0
     };
+    if only == Some(Phases::Search) {
+        search_phases::only(&mut bench, &query).await?;
+    }
     if let Some(phases) = only {
         let phases = format!("{phases:?}").to_lowercase();
         bench.report.notes.push(format!(

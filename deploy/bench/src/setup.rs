@@ -23,6 +23,15 @@ pub(crate) async fn fresh_database(pg_url: &str, name: &str) -> anyhow::Result<S
     Ok(url)
 }
 
+/// Drops database `name` (the scratch databases of a phase, once measured).
+pub(crate) async fn drop_database(pg_url: &str, name: &str) -> anyhow::Result<()> {
+    let mut conn = sqlx::PgConnection::connect(&format!("{pg_url}/postgres")).await?;
+    sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .execute(&mut conn)
+        .await?;
+    Ok(())
+}
+
 /// The admin API of query-api.
 #[derive(Clone)]
 pub(crate) struct Admin {

@@ -1,4 +1,4 @@
-//! The targets of issues 7 and 14 and the machine description, for the report.
+//! The targets of issues 7, 14 and 15 and the machine description, for the report.
 
 use crate::plan::Plan;
 use crate::report::Report;
@@ -33,12 +33,29 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         "raw_chain",
         0.7,
     );
+    report.ratio_target(
+        "projector with the chat trigram index >= 0.75 x without it",
+        crate::index_cost::WITH,
+        crate::index_cost::WITHOUT,
+        0.75,
+    );
     let latency_bounds = [
         ("POST -> live stream p99 <= 50 ms", "post_to_stream", 50.0),
         ("player lookup p99 <= 5 ms", "player_lookup", 5.0),
         ("chatlog newest 50 p99 <= 5 ms", "chatlog_newest_50", 5.0),
         ("event search p99 <= 20 ms", "event_search", 20.0),
         ("3-step funnel <= 500 ms (p99)", "funnel_3_steps", 500.0),
+        ("player search p99 <= 20 ms", "player_search", 20.0),
+        (
+            "chat keyword search, last 7 days, p99 <= 100 ms",
+            "chat_search_7d",
+            100.0,
+        ),
+        (
+            "chat keyword search, all time, p99 <= 500 ms",
+            "chat_search_all_time",
+            500.0,
+        ),
         ("overview p99 <= 50 ms", "overview", 50.0),
         ("server chart 30 d p99 <= 50 ms", "server_chart_30d", 50.0),
         (

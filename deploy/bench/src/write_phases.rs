@@ -4,6 +4,7 @@
 use crate::chain::raw_chain;
 use crate::children::ServiceProcess;
 use crate::data::{CHAT_BATCH, chat_log_message};
+use crate::index_cost;
 use crate::ingest_load::{chat_servers, single_events};
 use crate::projection::{
     last_sequence, raw_insert_from_log, subject_of, top_up_backlog, wait_projected,
@@ -113,6 +114,8 @@ pub(crate) async fn run(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Resul
         None,
         0,
     ));
+    // Before the sustained phase appends to the log: the backlog is still exactly 1..=last.
+    index_cost::measure(b, last, records).await?;
 
     phase("ingest + projector sustained");
     let keys = b
