@@ -17,9 +17,13 @@ schema-valid request that is refused). What it cannot say is kept out of the sch
 
 - time windows relative to now: a record's time lies between 2000-01-01T00:00:00Z and 10 minutes
   ahead of the server's clock; queries and expiries between 1970 (2000) and 9999. Every
-  `date-time` the fuzzer writes lies in the last 30 days, inside every window;
+  `date-time` the fuzzer writes lies in the last 30 days, inside every window, and every `date`
+  in the last year (retention covers at most 400 cohorts);
 - `from` before `to` (the events list and funnels), and a punishment's `expires_at` after its
   `issued_at`: cross-field rules, repaired in positive cases;
+- a trend's range (`POST /api/v1/trends`) holds at most 744 hours, 366 days or 106 weeks by
+  its `bucket`, and `from` (with `to` absent: now) must be before it: a positive case that
+  breaks either loses its `from` (which then defaults to a short span before `to`);
 - `cursor`: opaque, only the API makes one (`next_cursor`); positive cases leave it out;
 - integers are written without a fraction (`2`, not `2.0`): JSON Schema's `integer` admits both
   and schemathesis sends both for a JSON body; positive cases send the plain spelling.
@@ -74,6 +78,13 @@ schemathesis.openapi.format(
     ),
 )
 
+# A `date` (retention's cohort range) lies in the last year, so any two of them span at most
+# 366 daily cohorts, inside the 400-cohort limit (a cross-field rule the schema cannot say).
+schemathesis.openapi.format(
+    "date",
+    st.builds(lambda days: (_NOW - datetime.timedelta(days=days)).date().isoformat(), st.integers(0, 365)),
+)
+
 
 def _plain_integers(value):
     """`2.0` -> `2`, everywhere in a JSON body."""
@@ -103,6 +114,32 @@ def _ordered(record, earlier, later):
             record.pop(earlier)
 
 
+# Longest trend range per bucket, less the two buckets the widening to whole buckets may add
+# and a margin for the server's clock running ahead of _NOW.
+_TREND_SPANS = {
+    "hour": datetime.timedelta(days=30),
+    "day": datetime.timedelta(days=360),
+    "week": datetime.timedelta(weeks=100),
+}
+
+
+def _trend_range(body):
+    """Drops a trend's `from` when its range is too long for the bucket, or not before `to`."""
+    if not isinstance(body, dict) or not isinstance(body.get("from"), str):
+        return
+    parse = datetime.datetime.fromisoformat
+    try:
+        start = parse(body["from"].replace("Z", "+00:00"))
+        to = body.get("to")
+        end = parse(to.replace("Z", "+00:00")) if isinstance(to, str) else _NOW
+        bucket = body.get("bucket") if body.get("bucket") in _TREND_SPANS else "day"
+        refused = not start < end - datetime.timedelta(minutes=1) or end - start > _TREND_SPANS[bucket]
+    except (ValueError, TypeError):
+        return
+    if refused:
+        body.pop("from")
+
+
 @schemathesis.hook
 def map_case(context, case):
     meta = case.meta
@@ -116,6 +153,8 @@ def map_case(context, case):
         for record in case.body if isinstance(case.body, list) else [case.body]:
             _ordered(record, "from", "to")
             _ordered(record, "issued_at", "expires_at")
+        if case.path == "/api/v1/trends":
+            _trend_range(case.body)
     return case
 
 

@@ -6,8 +6,9 @@
 // an attribute rather than a <script type="application/json"> block because htmx drops script
 // elements from what it swaps in (allowScriptTags is off). This file draws each such figure
 // above its caption. The data (pages/charts.rs):
-//   { unit, x: [unix seconds...], series: [{ label, values: [...] }],
-//     band: [upper, lower] | null, marks: [{ kind: "down"|"slow", from, to }] }
+//   { unit, x: [unix seconds...], series: [{ label, values: [...], color?: n, dash?: bool }],
+//     band: [upper, lower] | null, marks: [{ kind: "down"|"slow", from, to }],
+//     x_label?: the x axis's label when x is not a time (then x holds plain numbers) }
 // A band fills between two series (lowest to highest); marks shade downtime and low-TPS spells.
 (function () {
   "use strict";
@@ -48,12 +49,18 @@
     var muted = color("--muted", "#5b616e");
     var grid = color("--border", "#d9dce1");
     var band = Array.isArray(data.band) ? data.band : null;
+    var palette = [accent, "#b8432f", "#1d7a46", "#7b3fa0", "#b35c00", "#127a72", "#5b616e",
+                   "#8a7300", "#23395b", "#b0306a", "#4b4fc4"];
     var series = [{}].concat((data.series || []).map(function (s, i) {
       var edge = band && (i + 1 === band[0] || i + 1 === band[1]);
+      // `color` picks a palette entry (one per breakdown series); `dash` draws a comparison
+      // (the previous period) dashed in the same color as its series.
+      var stroke = edge ? muted : (typeof s.color === "number" ? palette[s.color % palette.length] : accent);
       return {
         label: s.label,
-        stroke: edge ? muted : accent,
+        stroke: stroke,
         width: edge ? 1 : 2,
+        dash: s.dash ? [6, 4] : undefined,
         spanGaps: false,
         points: { show: false },
       };
@@ -69,6 +76,18 @@
       // The pages write every time in UTC; the axes and the legend do too.
       tzDate: function (ts) { return window.uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },
     };
+    // x_label: x counts something other than time (retention's day N), plain numbers.
+    if (data.x_label) {
+      options.scales = { x: { time: false } };
+      // Whole numbers only on the axis; a point at each x, since only those are measured.
+      var whole = function (u, splits) {
+        return splits.map(function (v) { return Number.isInteger(v) ? String(v) : ""; });
+      };
+      options.axes[0] = Object.assign({ label: data.x_label, values: whole }, axis);
+      series[0] = { label: data.x_label };
+      series.forEach(function (s, i) { if (i > 0) s.points = { show: true }; });
+      delete options.tzDate;
+    }
     if (band) options.bands = [{ series: band, fill: color("--chart-band", "rgba(36,87,197,0.15)") }];
     var columns = [data.x].concat((data.series || []).map(function (s) { return s.values; }));
     var holder = document.createElement("div");

@@ -15,11 +15,10 @@
 // /usr/bin/chromium), SCREENSHOT_DIR (default <repo>/target/browser). Exits 0 when every check
 // passed, 1 with the failures otherwise.
 
-import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  accessibilityProblems, env, fail, launch, run, signIn, waitFor, watchProblems,
+  checkInBrowser, env, fail, navLinks, refusalProblems, run, scanColorSchemes, signIn, waitFor,
 } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -58,13 +57,7 @@ async function open(page, query) {
 }
 
 async function scan(page, label) {
-  for (const colorScheme of ['light', 'dark']) {
-    await page.emulateMedia({ colorScheme });
-    const found = await accessibilityProblems(page);
-    for (const problem of found) failures.push(`axe on ${label} (${colorScheme}): ${problem}`);
-    log(`axe on ${label} (${colorScheme}): ${found.length} serious or critical`);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
+  for (const problem of await scanColorSchemes(page, label, log)) failures.push(`axe on ${problem}`);
 }
 
 /** Posts flags through ingest with the plugin key, from node (not the page). */
@@ -80,7 +73,7 @@ async function postFlags(flags) {
 
 async function checkSummaries(page) {
   await signIn(page, BASE_URL, MODERATOR_LOGIN, PASSWORD, '/anticheat');
-  const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.getAttribute('href')));
+  const links = await navLinks(page);
   if (!links.includes('/anticheat')) failures.push(`a moderator's bar lacks /anticheat: ${links.join(' ')}`);
   const most = await page.$$eval('[data-testid="most-flagged"]', (trs) => trs.map((tr) => `${tr.dataset.player}:${tr.dataset.flags}`));
   if (most.slice(0, 2).join(' ') !== `${HACKER}:4 ${SPEEDY}:3` || most.length !== 3) {
@@ -190,41 +183,25 @@ async function checkLive(page) {
 }
 
 async function checkViewer(page) {
-  await page.goto(`${BASE_URL}/`);
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL((url) => url.pathname === '/login', { timeout: 15_000 });
-  await signIn(page, BASE_URL, VIEWER_LOGIN, PASSWORD);
-  const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.getAttribute('href')));
-  if (links.includes('/anticheat')) failures.push("a viewer's bar links /anticheat");
-  const response = await page.goto(`${BASE_URL}/anticheat`);
-  const text = await page.locator('main').textContent();
-  if (response.status() !== 403 || !text.includes('not available to the Viewer role')) {
-    failures.push(`a viewer opening /anticheat got ${response.status()}: ${text.trim().slice(0, 120)}`);
-  }
+  const refused = await refusalProblems(page, BASE_URL, {
+    login: VIEWER_LOGIN, password: PASSWORD, role: 'Viewer', link: '/anticheat', path: '/anticheat',
+  });
+  failures.push(...refused);
   const feed = await page.evaluate(async () => (await fetch('/anticheat/stream')).status);
   if (feed !== 403) failures.push(`a viewer opening the flag feed got ${feed}`);
   else log('viewer: no link, page and feed 403');
 }
 
 async function main() {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const browser = await launch({ bypassCSP: true });
-  try {
-    const { context } = browser;
-    const page = context.pages()[0] ?? await context.newPage();
-    const problems = [];
-    // The bad filter's 422 and the viewer's 403s are expected.
-    watchProblems(page, problems, { allowStatus: (r) => [403, 422].includes(r.status()) });
+  // The bad filter's 422 and the viewer's 403s are expected.
+  const allowStatus = (r) => [403, 422].includes(r.status());
+  await checkInBrowser({ failures, allowStatus, screenshotDir: SCREENSHOT_DIR }, async (page) => {
     await checkSummaries(page);
     await checkList(page);
     await checkFilters(page);
     await checkLive(page);
     await checkViewer(page);
-    failures.push(...problems);
-    if (failures.length > 0) fail(`\n  - ${failures.join('\n  - ')}`);
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
 run('anticheat_page', 180_000, main);

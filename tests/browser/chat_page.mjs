@@ -14,7 +14,8 @@
 
 import { readFileSync } from 'node:fs';
 import {
-  accessibilityProblems, env, fail, launch, run, signIn, waitFor, watchProblems,
+  accessibilityProblems, env, fail, launch, navLinks, refusalProblem, run, signIn, signOut, waitFor,
+  watchProblems,
 } from './lib.mjs';
 
 const BASE_URL = env('BASE_URL').replace(/\/$/, '');
@@ -213,16 +214,15 @@ async function checkAudit(page) {
 
 async function checkModerator(page) {
   await page.goto(`${BASE_URL}/`);
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL((url) => url.pathname === '/login', { timeout: 15_000 });
+  await signOut(page);
   await signIn(page, BASE_URL, MODERATOR_LOGIN, PASSWORD);
-  const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.textContent.trim()));
+  const links = await navLinks(page, 'text');
   if (links.includes('Chat logs')) fail(`a moderator's bar shows "Chat logs": ${links}`);
-  const response = await page.goto(`${BASE_URL}/chat?q=hello`);
-  const text = await page.locator('main').textContent();
-  if (response.status() !== 403 || !text.includes('not available to the Moderator role') || text.includes('hello')) {
-    fail(`a moderator opening /chat got ${response.status()}: ${text.trim().slice(0, 120)}`);
-  }
+  const refused = await refusalProblem(page, BASE_URL, '/chat?q=hello', {
+    role: 'Moderator',
+    shows: (text) => text.includes('not available to the Moderator role') && !text.includes('hello'),
+  });
+  if (refused) fail(refused);
   for (const path of ['/chat/export.csv?q=hello', '/chat/rows?q=hello', '/chat?view=staff_commands']) {
     const answer = await page.request.get(`${BASE_URL}${path}`);
     const body = await answer.text();
@@ -240,7 +240,7 @@ async function main() {
     const problems = [];
     watchProblems(page, problems, { allowStatus: (r) => [403, 422].includes(r.status()) });
     await signIn(page, BASE_URL, ADMIN_LOGIN, PASSWORD, '/chat');
-    const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.textContent.trim()));
+    const links = await navLinks(page, 'text');
     if (!links.includes('Chat logs')) fail(`an admin's bar lacks "Chat logs": ${links}`);
     await checkFilters(page);
     await checkPagingAndExport(page);

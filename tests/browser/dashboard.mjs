@@ -13,11 +13,10 @@
 // and runs this. CHROMIUM_BIN (default /usr/bin/chromium), SCREENSHOT_DIR (default
 // <repo>/target/browser). Exits 0 when every check passed, 1 with the failures otherwise.
 
-import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  accessibilityProblems, env, fail, launch, run, signIn, waitFor, watchProblems,
+  checkInBrowser, env, fail, navLinks, refusalProblem, run, scanColorSchemes, signIn, signOut, waitFor,
 } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -46,7 +45,7 @@ const EXPECTED = {
   '/staff': ['Mia', 'Moderator'],
   '/events': ['quest_started', 'quest_completed'],
   '/funnels': [],
-  '/analytics/retention': [],
+  '/analytics/retention': ['Day 7', 'Day 30'],
   '/analytics/trends': [],
   '/team': ['Olive Owner', VIEWER_LOGIN],
   '/settings': ['Helper'],
@@ -61,13 +60,7 @@ const accessibility = [];
 
 /** Scans the page in the light and the dark scheme (the pages follow the system's). */
 async function scan(page, label) {
-  for (const colorScheme of ['light', 'dark']) {
-    await page.emulateMedia({ colorScheme });
-    const found = await accessibilityProblems(page);
-    for (const problem of found) accessibility.push(`${label} (${colorScheme}): ${problem}`);
-    log(`axe on ${label} (${colorScheme}): ${found.length} serious or critical`);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
+  accessibility.push(...await scanColorSchemes(page, label, log));
 }
 
 async function visit(page, path) {
@@ -86,7 +79,7 @@ async function visit(page, path) {
 }
 
 async function checkPages(page) {
-  const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.getAttribute('href')));
+  const links = await navLinks(page);
   if (links.join(' ') !== NAV.join(' ')) failures.push(`an owner's bar links ${links.join(' ')}, expected ${NAV.join(' ')}`);
   for (const path of [...NAV.slice(0, 2), `/servers/${SERVER_ID}`, ...NAV.slice(2)]) {
     if (!await visit(page, path)) continue;
@@ -149,8 +142,7 @@ async function checkCookie(context) {
 /** Signing out ends the session: the page goes to sign-in, and the old cookie opens nothing. */
 async function checkSignOut(context, page, session) {
   await page.goto(`${BASE_URL}/`);
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL((url) => url.pathname === '/login', { timeout: 15_000 });
+  await signOut(page);
   if ((await context.cookies(BASE_URL)).some((c) => c.name === SESSION_COOKIE && c.value)) {
     fail('the session cookie is still there after signing out');
   }
@@ -171,45 +163,32 @@ async function checkSignOut(context, page, session) {
 /** A viewer: no admin links in the bar, and an admin page is a 403 page. */
 async function checkViewer(page) {
   await signIn(page, BASE_URL, VIEWER_LOGIN, PASSWORD);
-  const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.getAttribute('href')));
+  const links = await navLinks(page);
   const shown = ADMIN_ONLY.filter((path) => links.includes(path));
   if (shown.length > 0) failures.push(`a viewer's bar links ${shown.join(', ')}`);
   for (const path of ['/', '/servers', '/staff', '/events', '/funnels']) {
     if (!links.includes(path)) failures.push(`a viewer's bar lacks ${path}`);
   }
   for (const path of ADMIN_ONLY) {
-    const response = await page.goto(`${BASE_URL}${path}`);
-    const text = await page.locator('main').textContent();
-    if (response.status() !== 403 || !text.includes('not available to the Viewer role')) {
-      failures.push(`a viewer opening ${path} got ${response.status()}: ${text.trim().slice(0, 120)}`);
-    }
+    const refused = await refusalProblem(page, BASE_URL, path, { role: 'Viewer' });
+    if (refused) failures.push(refused);
   }
   await scan(page, 'a 403 page');
   log('viewer: no admin links, admin pages answer 403');
 }
 
 async function main() {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  // bypassCSP lets the test add axe-core; the pages' own policy is checked by the API tests.
-  const browser = await launch({ bypassCSP: true });
-  try {
-    const { context } = browser;
-    const page = context.pages()[0] ?? await context.newPage();
-    const problems = [];
-    // The viewer's 403s are expected; the missing pages are reported by visit().
-    watchProblems(page, problems, { allowStatus: (r) => [403, 404].includes(r.status()) });
+  // The viewer's 403s are expected; the missing pages are reported by visit().
+  const allowStatus = (r) => [403, 404].includes(r.status());
+  await checkInBrowser({ failures, allowStatus, screenshotDir: SCREENSHOT_DIR }, async (page, context) => {
     await signIn(page, BASE_URL, OWNER_LOGIN, PASSWORD);
     const session = await checkCookie(context);
     await checkPages(page);
     await checkLiveActivity(page);
     await checkSignOut(context, page, session);
     await checkViewer(page);
-    failures.push(...problems);
     if (accessibility.length > 0) failures.push(`accessibility (axe-core ${await page.evaluate(() => window.axe?.version)}): ${accessibility.join(' | ')}`);
-    if (failures.length > 0) fail(`\n  - ${failures.join('\n  - ')}`);
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
 run('dashboard', 240_000, main);

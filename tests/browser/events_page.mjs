@@ -18,7 +18,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { env, fail, launch, run, signIn, waitFor, watchProblems } from './lib.mjs';
+import { env, fail, launch, run, signIn, signOut, waitFor, watchProblems } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const FIRST_STEP = 'quest_started';
@@ -212,8 +212,7 @@ async function checkSignOutEndsTheFeed(context, page) {
   await watching.goto(`${BASE_URL}/events`);
   await waitFor(watching, 'a second tab\'s feed is live', () => document.getElementById('live-status')?.dataset.state === 'live');
   await page.goto(`${BASE_URL}/events`);
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL((url) => url.pathname === '/login', { timeout: 15_000 });
+  await signOut(page);
   const said = await waitFor(watching, 'the other tab\'s live feed ends with the session', () => {
     const box = document.getElementById('live-notice');
     return box && !box.hidden && document.getElementById('live-status').dataset.state === 'idle' ? box.textContent : null;

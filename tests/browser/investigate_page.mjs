@@ -14,11 +14,10 @@
 //
 // tests/pipeline/investigate_page.rs seeds the network and runs this.
 
-import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  accessibilityProblems, env, fail, launch, run, signIn, waitFor, watchProblems,
+  checkInBrowser, env, fail, refusalProblem, run, scanColorSchemes, signIn, signOut, waitFor,
 } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -60,13 +59,7 @@ const failures = [];
 const accessibility = [];
 
 async function scan(page, label) {
-  for (const colorScheme of ['light', 'dark']) {
-    await page.emulateMedia({ colorScheme });
-    const found = await accessibilityProblems(page);
-    for (const problem of found) accessibility.push(`${label} (${colorScheme}): ${problem}`);
-    log(`axe on ${label} (${colorScheme}): ${found.length} serious or critical`);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
+  accessibility.push(...await scanColorSchemes(page, label, log));
 }
 
 /** The text of the section headed by `id`. */
@@ -209,11 +202,6 @@ async function checkLiveMark(page) {
   await scan(page, '/ (a marked live join)');
 }
 
-async function signOut(page) {
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL((url) => url.pathname === '/login', { timeout: 15_000 });
-}
-
 async function checkAdmin(page) {
   await signOut(page);
   await signIn(page, BASE_URL, ADMIN_LOGIN, PASSWORD, PLAYER_PATH);
@@ -229,22 +217,14 @@ async function checkAdmin(page) {
 async function checkViewer(page) {
   await signOut(page);
   await signIn(page, BASE_URL, VIEWER_LOGIN, PASSWORD);
-  const response = await page.goto(`${BASE_URL}${PLAYER_PATH}`);
-  const text = await page.locator('main').innerText();
-  if (response.status() !== 403 || !text.includes('not available to the Viewer role')) {
-    failures.push(`a viewer opening ${PLAYER_PATH} got ${response.status()}: ${text.slice(0, 120)}`);
-  }
+  const refused = await refusalProblem(page, BASE_URL, PLAYER_PATH, { role: 'Viewer' });
+  if (refused) failures.push(refused);
   log('a viewer gets 403');
 }
 
 async function main() {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const browser = await launch({ bypassCSP: true });
-  try {
-    const { context } = browser;
-    const page = context.pages()[0] ?? await context.newPage();
-    const problems = [];
-    watchProblems(page, problems, { allowStatus: (r) => [400, 403, 404].includes(r.status()) });
+  const allowStatus = (r) => [400, 403, 404].includes(r.status());
+  await checkInBrowser({ failures, allowStatus, screenshotDir: SCREENSHOT_DIR }, async (page) => {
     await signIn(page, BASE_URL, MODERATOR_LOGIN, PASSWORD, PLAYER_PATH);
     if (new URL(page.url()).pathname !== PLAYER_PATH) fail(`the moderator landed on ${page.url()}`);
     await checkSections(page, SECTIONS);
@@ -257,12 +237,8 @@ async function main() {
     await checkLiveMark(page);
     await checkAdmin(page);
     await checkViewer(page);
-    failures.push(...problems);
     if (accessibility.length > 0) failures.push(`accessibility: ${accessibility.join(' | ')}`);
-    if (failures.length > 0) fail(`\n  - ${failures.join('\n  - ')}`);
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
 run('investigate', 180_000, main);

@@ -3,7 +3,7 @@
 // fail with a message, and an axe-core scan.
 
 import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,45 @@ export async function signIn(page, baseUrl, login, password, path = '/') {
   if (path !== '/') await page.goto(`${baseUrl}${path}`);
 }
 
+/** Signs out through the bar's button and waits for the sign-in page. */
+export async function signOut(page) {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.waitForURL((url) => url.pathname === '/login', { timeout: WAIT_MS });
+}
+
+/** What the dashboard bar links: each link's `href`, or its text with `by = 'text'`. */
+export function navLinks(page, by = 'href') {
+  return page.$$eval('nav[aria-label="Dashboard"] a',
+    (as, key) => as.map((a) => (key === 'text' ? a.textContent.trim() : a.getAttribute('href'))), by);
+}
+
+/**
+ * Opens `path` as a member of `role` (e.g. 'Viewer') it is not for: null when it answers 403
+ * with the refusal page (or, given `shows`, with a `main` whose text passes it), else what failed.
+ */
+export async function refusalProblem(page, baseUrl, path, { role, shows } = {}) {
+  const response = await page.goto(`${baseUrl}${path}`);
+  const text = await page.locator('main').textContent();
+  const refused = shows ? shows(text) : text.includes(`not available to the ${role} role`);
+  if (response.status() === 403 && refused) return null;
+  return `a ${role.toLowerCase()} opening ${path} got ${response.status()}: ${text.trim().slice(0, 120)}`;
+}
+
+/**
+ * Signs out, signs `login` (a member of `role`) in, and checks the bar has no `link` (when
+ * given) and `path` is refused as refusalProblem() says; returns what failed.
+ */
+export async function refusalProblems(page, baseUrl, { login, password, role, link, path = link, shows }) {
+  await page.goto(`${baseUrl}/`);
+  await signOut(page);
+  await signIn(page, baseUrl, login, password);
+  const problems = [];
+  if (link && (await navLinks(page)).includes(link)) problems.push(`a ${role.toLowerCase()}'s bar links ${link}`);
+  const refused = await refusalProblem(page, baseUrl, path, { role, shows });
+  if (refused) problems.push(refused);
+  return problems;
+}
+
 const require = createRequire(import.meta.url);
 const AXE_PATH = require.resolve('axe-core/axe.min.js');
 
@@ -121,6 +160,44 @@ export async function accessibilityProblems(page) {
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.impact} ${v.id} (${v.help}) at ${v.targets.join(', ')}`);
+}
+
+/**
+ * Scans the page with axe-core in the light and the dark scheme (the pages follow the
+ * system's) and leaves it light; returns `label (scheme): problem` for each one found.
+ */
+export async function scanColorSchemes(page, label, log) {
+  const problems = [];
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme });
+    const found = await accessibilityProblems(page);
+    for (const problem of found) problems.push(`${label} (${colorScheme}): ${problem}`);
+    log(`axe on ${label} (${colorScheme}): ${found.length} serious or critical`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return problems;
+}
+
+/**
+ * Runs `checks(page, context)` in a fresh Chromium (with `bypassCSP`, so axe-core can be added;
+ * the pages' own policy is checked by the API tests), watching for broken pages as
+ * watchProblems() does with `allowStatus`; then fails with every entry of `failures` (the
+ * checks' and the watched problems). Makes `screenshotDir` first when given.
+ */
+export async function checkInBrowser({ failures, allowStatus, screenshotDir }, checks) {
+  if (screenshotDir) mkdirSync(screenshotDir, { recursive: true });
+  const browser = await launch({ bypassCSP: true });
+  try {
+    const { context } = browser;
+    const page = context.pages()[0] ?? await context.newPage();
+    const problems = [];
+    watchProblems(page, problems, { allowStatus });
+    await checks(page, context);
+    failures.push(...problems);
+    if (failures.length > 0) fail(`\n  - ${failures.join('\n  - ')}`);
+  } finally {
+    await browser.close();
+  }
 }
 
 /** Runs `main`, bounded by `limitMs`; exits 0 when it passed, 1 with the failure otherwise. */

@@ -12,11 +12,10 @@
 // /usr/bin/chromium), SCREENSHOT_DIR (default <repo>/target/browser). Exits 0 when every check
 // passed, 1 with the failures otherwise.
 
-import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  accessibilityProblems, env, fail, launch, run, signIn, watchProblems,
+  checkInBrowser, env, fail, navLinks, refusalProblems, run, scanColorSchemes, signIn,
 } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -53,18 +52,12 @@ async function open(page, query) {
 }
 
 async function scan(page, label) {
-  for (const colorScheme of ['light', 'dark']) {
-    await page.emulateMedia({ colorScheme });
-    const found = await accessibilityProblems(page);
-    for (const problem of found) failures.push(`axe on ${label} (${colorScheme}): ${problem}`);
-    log(`axe on ${label} (${colorScheme}): ${found.length} serious or critical`);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
+  for (const problem of await scanColorSchemes(page, label, log)) failures.push(`axe on ${problem}`);
 }
 
 async function checkList(page) {
   await signIn(page, BASE_URL, MODERATOR_LOGIN, PASSWORD, '/punishments');
-  const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.getAttribute('href')));
+  const links = await navLinks(page);
   if (!links.includes('/punishments')) failures.push(`a moderator's bar lacks /punishments: ${links.join(' ')}`);
   const first = await rows(page);
   if (first.length !== 50) failures.push(`the first page shows ${first.length} rows, expected 50`);
@@ -156,38 +149,21 @@ async function checkFilters(page) {
 }
 
 async function checkViewer(page) {
-  await page.goto(`${BASE_URL}/`);
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL((url) => url.pathname === '/login', { timeout: 15_000 });
-  await signIn(page, BASE_URL, VIEWER_LOGIN, PASSWORD);
-  const links = await page.$$eval('nav[aria-label="Dashboard"] a', (as) => as.map((a) => a.getAttribute('href')));
-  if (links.includes('/punishments')) failures.push("a viewer's bar links /punishments");
-  const response = await page.goto(`${BASE_URL}/punishments`);
-  const text = await page.locator('main').textContent();
-  if (response.status() !== 403 || !text.includes('not available to the Viewer role')) {
-    failures.push(`a viewer opening /punishments got ${response.status()}: ${text.trim().slice(0, 120)}`);
-  } else {
-    log('viewer: no link, 403');
-  }
+  const refused = await refusalProblems(page, BASE_URL, {
+    login: VIEWER_LOGIN, password: PASSWORD, role: 'Viewer', link: '/punishments', path: '/punishments',
+  });
+  failures.push(...refused);
+  if (refused.length === 0) log('viewer: no link, 403');
 }
 
 async function main() {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const browser = await launch({ bypassCSP: true });
-  try {
-    const { context } = browser;
-    const page = context.pages()[0] ?? await context.newPage();
-    const problems = [];
-    // The bad filters' 422 and the viewer's 403 are expected.
-    watchProblems(page, problems, { allowStatus: (r) => [403, 422].includes(r.status()) });
+  // The bad filters' 422 and the viewer's 403 are expected.
+  const allowStatus = (r) => [403, 422].includes(r.status());
+  await checkInBrowser({ failures, allowStatus, screenshotDir: SCREENSHOT_DIR }, async (page) => {
     await checkList(page);
     await checkFilters(page);
     await checkViewer(page);
-    failures.push(...problems);
-    if (failures.length > 0) fail(`\n  - ${failures.join('\n  - ')}`);
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
 run('punishments_page', 180_000, main);

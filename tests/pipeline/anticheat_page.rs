@@ -5,9 +5,9 @@
 //! link, 403). The live feed itself, over HTTP: only this account's flags that match, resumed
 //! by `Last-Event-ID`, and capped per member.
 
+use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use crate::dashboard::{Network, ago, now, post_as};
-use crate::events_page::{require_browser_tooling, workspace_root};
-use crate::punishments_page::{HOSTILE_NAME, run_browser_script};
+use crate::punishments_page::HOSTILE_NAME;
 use pipeline_tests::sse::SseStream;
 use pipeline_tests::{MEMBER_PASSWORD, eventually};
 use query_api::queries::anticheat::{counts_per_check, most_flagged};
@@ -172,15 +172,16 @@ async fn the_anticheat_page_filters_pages_and_streams_flags_live_in_a_real_brows
     seed(&net).await;
     let moderator = "moderator@anticheat.test";
     let viewer = "viewer@anticheat.test";
-    for (login, name, role) in [
-        (moderator, "Max Moderator", "moderator"),
-        (viewer, "Vic Viewer", "viewer"),
-    ] {
-        net.stack
-            .create_member(&net.account.id, login, name, role)
-            .await
-            .expect("a member");
-    }
+    net.stack
+        .create_members(
+            &net.account.id,
+            &[
+                (moderator, "Max Moderator", "moderator"),
+                (viewer, "Vic Viewer", "viewer"),
+            ],
+        )
+        .await
+        .expect("the members");
     run_browser_script(
         &root,
         "anticheat_page.mjs",

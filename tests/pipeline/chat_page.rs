@@ -4,12 +4,10 @@
 //! its rows are the page's, sees hostile lines and a hostile name escaped on the page and neutralised in the CSV,
 //! and scans with axe-core; then a moderator gets no link, a 403 page and a 403 export.
 
+use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use crate::dashboard::{Network, ago, now};
-use crate::events_page::{CHROMIUM, require_browser_tooling, workspace_root};
 use pipeline_tests::MEMBER_PASSWORD;
 use serde_json::{Value, json};
-use std::process::Stdio;
-use std::time::Duration;
 
 const LOBBY: &str = "c4000000-0000-4000-8000-000000000001";
 const SURVIVAL: &str = "c4000000-0000-4000-8000-000000000002";
@@ -19,8 +17,6 @@ const HACKER: &str = "c4000000-0000-4000-8000-0000000000a3";
 const BOB: &str = "c4000000-0000-4000-8000-0000000000a4";
 /// A name that is markup, and a formula in a spreadsheet.
 const HOSTILE_NAME: &str = "=Hacker<img src=x onerror=\"window.pwned=3\">";
-/// The script bounds itself at 240 s; this only guards against a hung node.
-const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(300);
 
 fn line(
     server: &str,
@@ -138,41 +134,31 @@ async fn an_admin_searches_pages_and_exports_chat_and_a_moderator_cannot_in_a_re
     net.post("/api/plugin/chat", Value::Array(lines)).await;
     net.stack.projected().await.expect("the chat is projected");
     let (admin, moderator) = ("admin@chat.test", "moderator@chat.test");
-    for (login, name, role) in [
-        (admin, "Ada Admin", "admin"),
-        (moderator, "Mo Moderator", "moderator"),
-    ] {
-        net.stack
-            .create_member(&net.account.id, login, name, role)
-            .await
-            .expect("a member");
-    }
-
-    let run = tokio::process::Command::new("node")
-        .arg(root.join("tests/browser/chat_page.mjs"))
-        .current_dir(&root)
-        .env("BASE_URL", &net.stack.base)
-        .env("ADMIN_LOGIN", admin)
-        .env("MODERATOR_LOGIN", moderator)
-        .env("PASSWORD", MEMBER_PASSWORD)
-        .env("ALICE_UUID", ALICE)
-        .env("MIA_UUID", MIA)
-        .env("HACKER_UUID", HACKER)
-        .env("HOSTILE_NAME", HOSTILE_NAME)
-        .env("SURVIVAL_ID", SURVIVAL)
-        .env("CHROMIUM_BIN", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, run)
+    net.stack
+        .create_members(
+            &net.account.id,
+            &[
+                (admin, "Ada Admin", "admin"),
+                (moderator, "Mo Moderator", "moderator"),
+            ],
+        )
         .await
-        .expect("the browser test finished in time")
-        .expect("node runs");
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "tests/browser/chat_page.mjs failed ({}); its output is above",
-        output.status
-    );
+        .expect("the members");
+
+    run_browser_script(
+        &root,
+        "chat_page.mjs",
+        &[
+            ("BASE_URL", &net.stack.base),
+            ("ADMIN_LOGIN", admin),
+            ("MODERATOR_LOGIN", moderator),
+            ("PASSWORD", MEMBER_PASSWORD),
+            ("ALICE_UUID", ALICE),
+            ("MIA_UUID", MIA),
+            ("HACKER_UUID", HACKER),
+            ("HOSTILE_NAME", HOSTILE_NAME),
+            ("SURVIVAL_ID", SURVIVAL),
+        ],
+    )
+    .await;
 }

@@ -3,18 +3,14 @@
 //! each shows this network's data, watches the Overview's activity feed update live, checks a
 //! viewer's bar and a 403, sign-out, the session cookie, and scans every page with axe-core.
 
+use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use crate::dashboard::{Network, ago, now};
-use crate::events_page::{CHROMIUM, require_browser_tooling, workspace_root};
 use pipeline_tests::MEMBER_PASSWORD;
 use serde_json::json;
-use std::process::Stdio;
-use std::time::Duration;
 
 const SERVER: &str = "7d000000-0000-4000-8000-000000000001";
 const STAFF: &str = "7d000000-0000-4000-8000-0000000000a1";
 const PLAYER: &str = "7d000000-0000-4000-8000-0000000000a2";
-/// The script bounds itself at 240 s; this only guards against a hung node.
-const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(300);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_dashboard_page_shows_the_network_to_a_signed_in_member_in_a_real_browser() {
@@ -61,38 +57,28 @@ async fn every_dashboard_page_shows_the_network_to_a_signed_in_member_in_a_real_
         .expect("the seeded network is projected");
     let owner = "owner@dashboard.test";
     let viewer = "viewer@dashboard.test";
-    for (login, name, role) in [
-        (owner, "Olive Owner", "owner"),
-        (viewer, "Vic Viewer", "viewer"),
-    ] {
-        net.stack
-            .create_member(&net.account.id, login, name, role)
-            .await
-            .expect("a member");
-    }
-
-    let run = tokio::process::Command::new("node")
-        .arg(root.join("tests/browser/dashboard.mjs"))
-        .current_dir(&root)
-        .env("BASE_URL", &net.stack.base)
-        .env("OWNER_LOGIN", owner)
-        .env("VIEWER_LOGIN", viewer)
-        .env("PASSWORD", MEMBER_PASSWORD)
-        .env("PLUGIN_KEY", &net.account.plugin_key)
-        .env("SERVER_ID", SERVER)
-        .env("CHROMIUM_BIN", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, run)
+    net.stack
+        .create_members(
+            &net.account.id,
+            &[
+                (owner, "Olive Owner", "owner"),
+                (viewer, "Vic Viewer", "viewer"),
+            ],
+        )
         .await
-        .expect("the browser test finished in time")
-        .expect("node runs");
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "tests/browser/dashboard.mjs failed ({}); its output is above",
-        output.status
-    );
+        .expect("the members");
+
+    run_browser_script(
+        &root,
+        "dashboard.mjs",
+        &[
+            ("BASE_URL", &net.stack.base),
+            ("OWNER_LOGIN", owner),
+            ("VIEWER_LOGIN", viewer),
+            ("PASSWORD", MEMBER_PASSWORD),
+            ("PLUGIN_KEY", &net.account.plugin_key),
+            ("SERVER_ID", SERVER),
+        ],
+    )
+    .await;
 }

@@ -3,44 +3,14 @@
 //! (filters, live events, pause, a dropped connection, the funnel builder, sign-out ending the
 //! live feed). `./deploy/test.sh` installs chromium and the script's npm dependencies first.
 
+use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use pipeline_tests::{MEMBER_PASSWORD, TestStack};
 use reqwest::Method;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
+// Re-exported for the wrappers that still import them from here (funnels, retention, trends).
 
 const PLAYER_A: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 const PLAYER_B: &str = "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6";
-pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
-/// The script bounds itself at 180 s; this only guards against a hung node.
-const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(240);
-
-pub(crate) fn workspace_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    root.canonicalize().unwrap_or(root)
-}
-
-/// Fails (never skips) when something the browser test needs is missing.
-pub(crate) fn require_browser_tooling(root: &Path) {
-    let install = "run ./deploy/test.sh, which installs chromium and the npm dependencies";
-    let node = std::process::Command::new("node").arg("--version").output();
-    assert!(
-        node.is_ok_and(|output| output.status.success()),
-        "node is not on PATH: {install}"
-    );
-    assert!(
-        Path::new(CHROMIUM).exists(),
-        "{CHROMIUM} is missing: {install}"
-    );
-    let playwright = root.join("tests/browser/node_modules/playwright-core");
-    assert!(
-        playwright.exists(),
-        "{} is missing: {install}",
-        playwright.display()
-    );
-}
-
 async fn post_event(stack: &TestStack, key: &str, player: &str, name: &str, properties: Value) {
     let body = json!({"player_uuid": player, "name": name, "properties": properties});
     let (status, accepted) = stack
@@ -116,28 +86,17 @@ async fn the_events_page_filters_streams_live_and_builds_a_funnel_in_a_real_brow
         .await
         .expect("a viewer");
 
-    let run = tokio::process::Command::new("node")
-        .arg(root.join("tests/browser/events_page.mjs"))
-        .current_dir(&root)
-        .env("BASE_URL", &stack.base)
-        .env("LOGIN", login)
-        .env("PASSWORD", MEMBER_PASSWORD)
-        .env("PLUGIN_KEY", &account.plugin_key)
-        .env("LIVE_PLAYER_UUID", PLAYER_A)
-        .env("EXPECTED_FUNNEL", "quest_started:2,quest_completed:1")
-        .env("CHROMIUM_BIN", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, run)
-        .await
-        .expect("the browser test finished in time")
-        .expect("node runs");
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "tests/browser/events_page.mjs failed ({}); its output is above",
-        output.status
-    );
+    run_browser_script(
+        &root,
+        "events_page.mjs",
+        &[
+            ("BASE_URL", &stack.base),
+            ("LOGIN", login),
+            ("PASSWORD", MEMBER_PASSWORD),
+            ("PLUGIN_KEY", &account.plugin_key),
+            ("LIVE_PLAYER_UUID", PLAYER_A),
+            ("EXPECTED_FUNNEL", "quest_started:2,quest_completed:1"),
+        ],
+    )
+    .await;
 }

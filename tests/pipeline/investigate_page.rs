@@ -7,12 +7,10 @@
 //! its hostile line as text and jumps it to a time; every page is scanned with axe-core, and a
 //! viewer gets 403.
 
+use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use crate::dashboard::{Network, ago, now, post_as};
-use crate::events_page::{CHROMIUM, require_browser_tooling, workspace_root};
 use pipeline_tests::MEMBER_PASSWORD;
 use serde_json::{Value, json};
-use std::process::Stdio;
-use std::time::Duration;
 
 const SERVER: &str = "1b000000-0000-4000-8000-000000000001";
 const STAFF: &str = "1b000000-0000-4000-8000-0000000000a1";
@@ -25,8 +23,6 @@ const HOME_IP: &str = "203.0.113.50";
 /// The suspect's newer name: markup that must show as text.
 const HOSTILE_NAME: &str = "<img id=\"pwned-name\" src=x>";
 const HOSTILE_LINE: &str = "<script>window.__xss=1</script><img id=\"pwned-chat\" src=x>";
-/// The script bounds itself at 180 s; this only guards against a hung node.
-const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(240);
 
 fn session(player: &str, name: &str, event: &str, at: String) -> Value {
     json!({"server_id": SERVER, "player_uuid": player, "player_name": name, "event": event,
@@ -152,53 +148,43 @@ async fn a_moderator_investigates_a_player_without_chat_and_an_admin_sees_it_in_
     let moderator = "moderator@investigate.test";
     let admin = "admin@investigate.test";
     let viewer = "viewer@investigate.test";
-    for (login, name, role) in [
-        (moderator, "Max Moderator", "moderator"),
-        (admin, "Ada Admin", "admin"),
-        (viewer, "Vic Viewer", "viewer"),
-    ] {
-        net.stack
-            .create_member(&net.account.id, login, name, role)
-            .await
-            .expect("a member");
-    }
+    net.stack
+        .create_members(
+            &net.account.id,
+            &[
+                (moderator, "Max Moderator", "moderator"),
+                (admin, "Ada Admin", "admin"),
+                (viewer, "Vic Viewer", "viewer"),
+            ],
+        )
+        .await
+        .expect("the members");
     // The chat moment to jump to: a minute after the oldest line, as a datetime-local field
     // takes it (UTC, to the minute).
     let jump = (now() - chrono::Duration::seconds(8500 - 60))
         .format("%Y-%m-%dT%H:%M")
         .to_string();
 
-    let run = tokio::process::Command::new("node")
-        .arg(root.join("tests/browser/investigate_page.mjs"))
-        .current_dir(&root)
-        .env("BASE_URL", &net.stack.base)
-        .env("MODERATOR_LOGIN", moderator)
-        .env("ADMIN_LOGIN", admin)
-        .env("VIEWER_LOGIN", viewer)
-        .env("PASSWORD", MEMBER_PASSWORD)
-        .env("PLUGIN_KEY", &net.account.plugin_key)
-        .env("SERVER_ID", SERVER)
-        .env("SUSPECT", SUSPECT)
-        .env("BANNED", BANNED)
-        .env("NEWCOMER", NEWCOMER)
-        .env("OUTSIDER", OUTSIDER)
-        .env("HOME_IP", HOME_IP)
-        .env("HOSTILE_NAME", HOSTILE_NAME)
-        .env("HOSTILE_LINE", HOSTILE_LINE)
-        .env("CHAT_AT", jump)
-        .env("CHROMIUM_BIN", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, run)
-        .await
-        .expect("the browser test finished in time")
-        .expect("node runs");
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "tests/browser/investigate_page.mjs failed ({}); its output is above",
-        output.status
-    );
+    run_browser_script(
+        &root,
+        "investigate_page.mjs",
+        &[
+            ("BASE_URL", &net.stack.base),
+            ("MODERATOR_LOGIN", moderator),
+            ("ADMIN_LOGIN", admin),
+            ("VIEWER_LOGIN", viewer),
+            ("PASSWORD", MEMBER_PASSWORD),
+            ("PLUGIN_KEY", &net.account.plugin_key),
+            ("SERVER_ID", SERVER),
+            ("SUSPECT", SUSPECT),
+            ("BANNED", BANNED),
+            ("NEWCOMER", NEWCOMER),
+            ("OUTSIDER", OUTSIDER),
+            ("HOME_IP", HOME_IP),
+            ("HOSTILE_NAME", HOSTILE_NAME),
+            ("HOSTILE_LINE", HOSTILE_LINE),
+            ("CHAT_AT", &jump),
+        ],
+    )
+    .await;
 }

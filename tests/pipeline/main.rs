@@ -3,6 +3,7 @@
 
 mod alts;
 mod anticheat_page;
+mod browser;
 mod chat;
 mod chat_export;
 mod chat_page;
@@ -12,6 +13,7 @@ mod events_page;
 mod events_stream;
 mod faults;
 mod flags;
+mod funnels_page;
 mod hostile;
 mod investigate_page;
 mod isolation;
@@ -22,8 +24,12 @@ mod players;
 mod players_page;
 mod punishments;
 mod punishments_page;
+mod retention;
+mod retention_page;
 mod sdk;
 mod servers;
 mod sessions;
 mod staff;
 mod timeline;
+mod trends;
+mod trends_page;

@@ -4,12 +4,10 @@
 //! hostile name shown as text, gets a message for a too-short search and an empty result for
 //! a name nobody had, scans with axe-core, and checks a viewer gets 403.
 
+use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use crate::dashboard::{Network, ago, now, post_as};
-use crate::events_page::{CHROMIUM, require_browser_tooling, workspace_root};
 use pipeline_tests::MEMBER_PASSWORD;
 use serde_json::{Value, json};
-use std::process::Stdio;
-use std::time::Duration;
 
 const SERVER: &str = "9a000000-0000-4000-8000-000000000001";
 /// Renamed from OldGrumpyMiner to ShinyNewName; online now.
@@ -22,8 +20,6 @@ const OUTSIDER: &str = "9a000000-0000-4000-8000-0000000000b1";
 /// A name that would run script if the page put it in as markup (ingest takes up to 64
 /// characters of anything but NUL).
 const HOSTILE_NAME: &str = "<img src=x id=pwned-player>\"'";
-/// The script bounds itself at 120 s; this only guards against a hung node.
-const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(180);
 
 fn session(player: &str, name: &str, event: &str, at: String) -> Value {
     json!({"server_id": SERVER, "player_uuid": player, "player_name": name, "event": event,
@@ -70,41 +66,31 @@ async fn a_moderator_finds_a_player_by_a_past_name_in_a_real_browser() {
         .expect("the network is projected");
     let moderator = "moderator@players.test";
     let viewer = "viewer@players.test";
-    for (login, name, role) in [
-        (moderator, "Max Moderator", "moderator"),
-        (viewer, "Vic Viewer", "viewer"),
-    ] {
-        net.stack
-            .create_member(&net.account.id, login, name, role)
-            .await
-            .expect("a member");
-    }
-
-    let run = tokio::process::Command::new("node")
-        .arg(root.join("tests/browser/players_page.mjs"))
-        .current_dir(&root)
-        .env("BASE_URL", &net.stack.base)
-        .env("MODERATOR_LOGIN", moderator)
-        .env("VIEWER_LOGIN", viewer)
-        .env("PASSWORD", MEMBER_PASSWORD)
-        .env("RENAMED", RENAMED)
-        .env("LEFT", LEFT)
-        .env("HOSTILE", HOSTILE)
-        .env("HOSTILE_NAME", HOSTILE_NAME)
-        .env("OUTSIDER", OUTSIDER)
-        .env("CHROMIUM_BIN", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, run)
+    net.stack
+        .create_members(
+            &net.account.id,
+            &[
+                (moderator, "Max Moderator", "moderator"),
+                (viewer, "Vic Viewer", "viewer"),
+            ],
+        )
         .await
-        .expect("the browser test finished in time")
-        .expect("node runs");
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "tests/browser/players_page.mjs failed ({}); its output is above",
-        output.status
-    );
+        .expect("the members");
+
+    run_browser_script(
+        &root,
+        "players_page.mjs",
+        &[
+            ("BASE_URL", &net.stack.base),
+            ("MODERATOR_LOGIN", moderator),
+            ("VIEWER_LOGIN", viewer),
+            ("PASSWORD", MEMBER_PASSWORD),
+            ("RENAMED", RENAMED),
+            ("LEFT", LEFT),
+            ("HOSTILE", HOSTILE),
+            ("HOSTILE_NAME", HOSTILE_NAME),
+            ("OUTSIDER", OUTSIDER),
+        ],
+    )
+    .await;
 }

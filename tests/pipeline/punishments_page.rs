@@ -3,16 +3,14 @@
 //! headless Chromium through the page as a moderator (filters, paging, a revoked punishment, a
 //! hostile name and reason shown as text, axe-core) and as a viewer (no link, 403).
 
+use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use crate::dashboard::{Network, ago, now};
-use crate::events_page::{CHROMIUM, require_browser_tooling, workspace_root};
+// Re-exported for the wrappers that still import it from here (retention, trends).
 use pipeline_tests::MEMBER_PASSWORD;
 use query_api::routes::account_reads::params::PlayerRef;
 use query_api::routes::account_reads::punishments::{PunishmentFilter, read_page};
 use query_api::routes::history::{HistoryCursor, PageRequest};
 use serde_json::{Value, json};
-use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 use uuid::Uuid;
 
 const LOBBY: &str = "5e000000-0000-4000-8000-000000000001";
@@ -27,8 +25,6 @@ pub(crate) const HOSTILE_NAME: &str = "<img src=x id=pwned>";
 const HOSTILE_REASON: &str = "<script>document.title='pwned'</script>";
 /// Warnings of the spammer: with the three others, more than one page (50) of the log.
 const WARNINGS: i64 = 52;
-/// The script bounds itself at 180 s; this only guards against a hung node.
-const BROWSER_TEST_LIMIT: Duration = Duration::from_secs(240);
 
 /// 55 punishments on two servers by two staff members: a ban in force, an expired ban, a
 /// revoked mute of a player with a hostile name, and the spammer's warnings. Another account
@@ -240,31 +236,6 @@ async fn the_punishment_log_filters_by_names_servers_status_and_time_and_pages()
     assert_eq!(mute.revoke_reason.as_deref(), Some("appeal accepted"));
 }
 
-/// Runs a browser script against the stack; panics with its output when it fails.
-pub(crate) async fn run_browser_script(root: &Path, script: &str, env: &[(&str, &str)]) {
-    let mut command = tokio::process::Command::new("node");
-    command
-        .arg(root.join("tests/browser").join(script))
-        .current_dir(root)
-        .env("CHROMIUM_BIN", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let output = tokio::time::timeout(BROWSER_TEST_LIMIT, command.output())
-        .await
-        .expect("the browser test finished in time")
-        .expect("node runs");
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "tests/browser/{script} failed ({}); its output is above",
-        output.status
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_punishments_page_filters_and_pages_the_log_in_a_real_browser() {
     let root = workspace_root();
@@ -273,15 +244,16 @@ async fn the_punishments_page_filters_and_pages_the_log_in_a_real_browser() {
     seed(&net).await;
     let moderator = "moderator@punishments.test";
     let viewer = "viewer@punishments.test";
-    for (login, name, role) in [
-        (moderator, "Max Moderator", "moderator"),
-        (viewer, "Vic Viewer", "viewer"),
-    ] {
-        net.stack
-            .create_member(&net.account.id, login, name, role)
-            .await
-            .expect("a member");
-    }
+    net.stack
+        .create_members(
+            &net.account.id,
+            &[
+                (moderator, "Max Moderator", "moderator"),
+                (viewer, "Vic Viewer", "viewer"),
+            ],
+        )
+        .await
+        .expect("the members");
     run_browser_script(
         &root,
         "punishments_page.mjs",

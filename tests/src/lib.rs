@@ -203,6 +203,20 @@ impl TestStack {
         anyhow::ensure!(status == 201, "create member {login}: {status} {body}");
         Ok(())
     }
+
+    /// Creates each `(login, display name, role)` member of `account_id`, all with
+    /// `MEMBER_PASSWORD`.
+    pub async fn create_members(
+        &self,
+        account_id: &str,
+        members: &[(&str, &str, &str)],
+    ) -> anyhow::Result<()> {
+        for (login, display_name, role) in members {
+            self.create_member(account_id, login, display_name, role)
+                .await?;
+        }
+        Ok(())
+    }
 }
 
 impl Drop for TestStack {

@@ -21,12 +21,14 @@ mod raw;
 mod read_phases;
 mod reads;
 mod report;
+mod retention;
 mod run;
 mod search_phases;
 mod serve;
 mod setup;
 mod stats;
 mod timed;
+mod trends;
 mod verdict;
 mod write_phases;
 

@@ -121,6 +121,8 @@ pub(crate) async fn run(
     .await;
     b.report.measurements.extend(reads);
     search_phases::reads(b, query, readers).await?;
+    crate::retention::run(b, query).await?;
+    crate::trends::run(b, query).await?;
     dashboard_reads(b, &query.base_url, readers, &ids).await?;
     Ok(open)
 }

@@ -3,7 +3,6 @@
 //! trigram index's cost to the projector on a backlog of its own.
 
 use crate::children::ServiceProcess;
-use crate::projection::{last_sequence, top_up_backlog};
 use crate::reads::build_dataset;
 use crate::run::{Bench, phase};
 use crate::stats::Measurement;
@@ -50,22 +49,10 @@ pub(crate) async fn reads(
     Ok(())
 }
 
-/// `--only search`: the index cost on a fresh backlog, the read dataset's players and chat
+/// `--only search`: the index cost (on its own backlog), the read dataset's players and chat
 /// (no events), and the searches.
 pub(crate) async fn only(b: &mut Bench, query: &ServiceProcess) -> anyhow::Result<()> {
-    phase("event log backlog for the index cost");
-    let subjects = b.log.subjects();
-    let records = top_up_backlog(
-        &b.js,
-        &b.log.stream,
-        &subjects,
-        b.account,
-        &b.players,
-        b.plan.backlog_records,
-    )
-    .await?;
-    let last = last_sequence(&b.js, &b.log.stream).await?;
-    index_cost::measure(b, last, records as u64).await?;
+    index_cost::measure(b).await?;
 
     phase("read dataset: players and chat lines");
     let readers = b.admin.account("bench reads").await?;

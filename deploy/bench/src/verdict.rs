@@ -1,4 +1,4 @@
-//! The targets of issues 7, 14 and 15 and the machine description, for the report.
+//! The targets of issues 7, 14, 15 and 16 and the machine description, for the report.
 
 use crate::plan::Plan;
 use crate::report::Report;
@@ -46,6 +46,17 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         ("event search p99 <= 20 ms", "event_search", 20.0),
         ("3-step funnel <= 500 ms (p99)", "funnel_3_steps", 500.0),
         ("player search p99 <= 20 ms", "player_search", 20.0),
+        ("retention p99 <= 500 ms", "retention", 500.0),
+        (
+            "trends: 30-day daily chart over 10M events p99 <= 200 ms",
+            crate::trends::DAILY,
+            200.0,
+        ),
+        (
+            "trends: 30-day daily chart of unique players over 10M events p99 <= 200 ms",
+            crate::trends::DAILY_UNIQUE,
+            200.0,
+        ),
         (
             "chat keyword search, last 7 days, p99 <= 100 ms",
             "chat_search_7d",

@@ -36,6 +36,7 @@ macro_rules! read_model {
     };
 }
 
+pub mod active_days;
 pub mod anticheat_flags;
 pub mod chat;
 mod chunk;
@@ -64,6 +65,7 @@ pub static READ_MODELS: &[&dyn ReadModel] = &[
     &anticheat_flags::AnticheatFlags,
     &chat::Chat,
     &notes::Notes,
+    &active_days::ActiveDays,
 ];
 
 /// A read model fed from the event log: one module of [`projections`](self), registered once

@@ -1,8 +1,10 @@
 //! Integration tests of the projector: each test runs its own nats-server and database.
 
+mod active_days;
 mod anticheat_flags;
 mod chat;
 mod crash_safety;
+mod event_trends;
 mod exactly_once;
 mod harness;
 mod leadership;

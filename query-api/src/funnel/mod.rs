@@ -3,18 +3,27 @@
 //!
 //! PostgreSQL streams each player's step events, in timeline order, off a covering index
 //! ([`scan`]); the service walks them one player at a time ([`journey`]) and tallies players and
-//! step durations ([`Tally`]). The player id space is cut into slices read in parallel on
+//! step durations (`tally`), from which come each step's median times and time to convert
+//! ([`time_to_convert`]). Two extras are opt-in ([`Extras`]): a breakdown by a property of the
+//! entry (`breakdown`; the COPY then reads that property, leaving the index-only scan) and a
+//! page of the players who dropped off at a step (`drop_off`). The player id space is cut into slices read in parallel on
 //! separate connections (`FUNNEL_PARALLELISM`), so a large funnel uses more than one
 //! PostgreSQL core. Aggregating inside PostgreSQL (`array_agg` per player and a PL/pgSQL walk)
 //! cost 3-4 s over 1M events; this path costs a fraction of that (see the README's
 //! Benchmarks section).
 
+mod breakdown;
 mod copy_connection;
+mod drop_off;
 pub mod journey;
 mod scan;
+mod tally;
+pub mod time_to_convert;
 
+pub use breakdown::{BreakdownGroup, BreakdownRow};
 use chrono::{DateTime, Duration, Utc};
 use copy_connection::CopyConnection;
+pub use drop_off::{DropOffPage, DroppedPlayer};
 use futures::StreamExt;
 use journey::{JourneyEvent, Walk};
 pub use scan::CopyFormatError;
@@ -22,6 +31,8 @@ use scan::{CopyReader, SliceQuery, pg_micros, player_slices};
 use serde::{Deserialize, Serialize};
 use sqlx::{PgConnection, PgPool};
 use std::sync::Arc;
+use tally::Tally;
+pub use time_to_convert::TimeToConvert;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -60,6 +71,49 @@ pub struct StepOutcome {
     pub players: i64,
     /// Median seconds from the previous step (None for step 1 or when nobody reached it).
     pub median_seconds: Option<f64>,
+    /// Time from step 1 to this step (None for step 1).
+    pub time_to_convert: Option<TimeToConvert>,
+}
+
+/// What a funnel computes besides its counts and times, when asked.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// Break the counts down by a property of each player's entry.
+    pub breakdown: Option<BreakdownSpec>,
+    /// List the players who dropped off at a step.
+    pub dropped_off: Option<DropOffSpec>,
+}
+
+/// A breakdown by one property of the step-1 event.
+#[derive(Debug, Clone)]
+pub struct BreakdownSpec {
+    /// The property's key (checked by the route: `^[A-Za-z0-9_.:-]{1,64}$`).
+    pub property: String,
+    /// How many values get a row of their own; the rest are "other".
+    pub limit: usize,
+}
+
+/// Which players who dropped off to list.
+#[derive(Debug, Clone)]
+pub struct DropOffSpec {
+    /// Players whose best entry reached exactly this many steps (1..steps - 1): they reached
+    /// step `step` but not the next one.
+    pub step: usize,
+    /// At most this many players.
+    pub limit: usize,
+    /// Only players with a higher id (the previous page's cursor).
+    pub after: Option<Uuid>,
+}
+
+/// A funnel's outcome with its extras.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunnelReport {
+    /// One outcome per step.
+    pub steps: Vec<StepOutcome>,
+    /// The breakdown's rows, when asked for.
+    pub breakdown: Option<Vec<BreakdownRow>>,
+    /// The page of players who dropped off, when asked for.
+    pub dropped_off: Option<DropOffPage>,
 }
 
 /// Why a funnel could not be computed.
@@ -88,7 +142,20 @@ pub async fn compute(
     spec: FunnelSpec,
     parallelism: usize,
 ) -> Result<Vec<StepOutcome>, FunnelError> {
+    let report = compute_report(pool, account, spec, Extras::default(), parallelism).await?;
+    Ok(report.steps)
+}
+
+/// [`compute`], with the `extras` asked for.
+pub async fn compute_report(
+    pool: &PgPool,
+    account: Uuid,
+    spec: FunnelSpec,
+    extras: Extras,
+    parallelism: usize,
+) -> Result<FunnelReport, FunnelError> {
     let spec = Arc::new(spec);
+    let extras = Arc::new(extras);
     let window = spec.window_seconds.saturating_mul(1_000_000);
     let walk = Arc::new(Walk::new(
         &spec.steps,
@@ -103,20 +170,24 @@ pub async fn compute(
         .into_iter()
         .map(|players| {
             let (pool, spec, walk) = (pool.clone(), spec.clone(), walk.clone());
-            tokio::spawn(async move { tally_slice(&pool, account, &spec, &walk, players).await })
+            let extras = extras.clone();
+            tokio::spawn(async move {
+                tally_slice(&pool, account, &spec, &extras, &walk, players).await
+            })
         })
         .collect();
-    let mut total = Tally::new(spec.steps.len());
+    let mut total = Tally::new(spec.steps.len(), &extras);
     for slice in slices {
         total.merge(slice.await??);
     }
-    Ok(total.outcomes())
+    Ok(total.report(&extras))
 }
 
 async fn tally_slice(
     pool: &PgPool,
     account: Uuid,
     spec: &FunnelSpec,
+    extras: &Extras,
     walk: &Walk,
     players: std::ops::RangeInclusive<Uuid>,
 ) -> Result<Tally, FunnelError> {
@@ -131,11 +202,12 @@ async fn tally_slice(
         from: spec.from,
         until,
         players,
+        breakdown: extras.breakdown.as_ref().map(|b| b.property.as_str()),
     }
     .statement();
     // On any error below (or if this task is dropped) the connection is closed, not pooled.
     let mut connection = CopyConnection::acquire(pool).await?;
-    let tally = read_slice(connection.connection(), &statement, walk).await?;
+    let tally = read_slice(connection.connection(), &statement, walk, extras).await?;
     connection.release();
     Ok(tally)
 }
@@ -146,139 +218,61 @@ async fn read_slice(
     connection: &mut PgConnection,
     statement: &str,
     walk: &Walk,
+    extras: &Extras,
 ) -> Result<Tally, FunnelError> {
     let mut stream = connection.copy_out_raw(statement).await?;
     let mut reader = CopyReader::default();
-    let mut tally = Tally::new(walk.steps());
-    let mut current: Option<Uuid> = None;
-    let mut events: Vec<JourneyEvent> = Vec::new();
+    let mut tally = Tally::new(walk.steps(), extras);
+    let mut player = PlayerEvents::default();
+    let with_properties = extras.breakdown.is_some();
     while let Some(chunk) = stream.next().await {
         reader.feed(&chunk?, |row| {
-            if current != Some(row.player) {
-                if current.is_some() {
-                    tally.add(&walk.progress(&events));
-                }
-                current = Some(row.player);
-                events.clear();
+            if player.current != Some(row.player) {
+                player.tally_into(&mut tally, walk);
+                player.start(row.player);
             }
-            events.push(JourneyEvent {
+            player.events.push(JourneyEvent {
                 code: walk.code_of(row.name),
                 at: row.at,
             });
+            // Only step-1 rows carry a property; kept beside the events, by position (and
+            // not at all without a breakdown, to keep the plain funnel's loop as it was).
+            if with_properties {
+                player.properties.push(row.property.map(Box::from));
+            }
         })?;
     }
     reader.finish()?;
-    if current.is_some() {
-        tally.add(&walk.progress(&events));
-    }
+    player.tally_into(&mut tally, walk);
     Ok(tally)
 }
 
-/// Players per step and the time each took, summed over players.
-#[derive(Debug, Clone, PartialEq)]
-struct Tally {
-    players: Vec<i64>,
-    /// Per step (index 0 unused): microseconds from the previous step, one per player.
-    durations: Vec<Vec<i64>>,
+/// The events of the player being read (reused from one player to the next).
+#[derive(Debug, Default)]
+struct PlayerEvents {
+    current: Option<Uuid>,
+    events: Vec<JourneyEvent>,
+    /// Per event: the breakdown property's value (None when not asked for or absent).
+    properties: Vec<Option<Box<[u8]>>>,
 }
 
-impl Tally {
-    fn new(steps: usize) -> Tally {
-        Tally {
-            players: vec![0; steps],
-            durations: vec![Vec::new(); steps],
-        }
+impl PlayerEvents {
+    fn start(&mut self, player: Uuid) {
+        self.current = Some(player);
+        self.events.clear();
+        self.properties.clear();
     }
 
-    fn add(&mut self, reached: &journey::Reached) {
-        let times = reached.as_slice();
-        for (k, at) in times.iter().enumerate() {
-            self.players[k] += 1;
-            if k > 0 {
-                self.durations[k].push(at - times[k - 1]);
-            }
-        }
-    }
-
-    fn merge(&mut self, other: Tally) {
-        for (mine, theirs) in self.players.iter_mut().zip(other.players) {
-            *mine += theirs;
-        }
-        for (mine, theirs) in self.durations.iter_mut().zip(other.durations) {
-            mine.extend(theirs);
-        }
-    }
-
-    fn outcomes(mut self) -> Vec<StepOutcome> {
-        self.players
-            .iter()
-            .zip(self.durations.iter_mut())
-            .enumerate()
-            .map(|(k, (&players, durations))| StepOutcome {
-                players,
-                median_seconds: if k == 0 {
-                    None
-                } else {
-                    median_seconds(durations)
-                },
-            })
-            .collect()
-    }
-}
-
-/// The median of microsecond durations, in seconds, interpolated between the two middle
-/// values for an even count (PostgreSQL's `percentile_cont(0.5)`).
-fn median_seconds(micros: &mut [i64]) -> Option<f64> {
-    let n = micros.len();
-    if n == 0 {
-        return None;
-    }
-    let seconds = |m: i64| m as f64 / 1e6;
-    let upper_index = n / 2;
-    let (below, upper, _) = micros.select_nth_unstable(upper_index);
-    let upper = seconds(*upper);
-    if n % 2 == 1 {
-        return Some(upper);
-    }
-    let lower = below.iter().copied().max().map_or(upper, seconds);
-    Some(lower + (upper - lower) * 0.5)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_median_interpolates_between_the_middle_values() {
-        assert_eq!(median_seconds(&mut []), None);
-        assert_eq!(median_seconds(&mut [5_000_000]), Some(5.0));
-        assert_eq!(median_seconds(&mut [300_000_000, 60_000_000]), Some(180.0));
-        assert_eq!(
-            median_seconds(&mut [3, 1, 2].map(|s| s * 1_000_000)),
-            Some(2.0)
-        );
-        let even = median_seconds(&mut [1_500_000, 1, 10, 7]).expect("a median");
-        assert!((even - 0.0000085).abs() < 1e-15, "{even}");
-    }
-
-    #[test]
-    fn a_tally_counts_players_per_step_and_merges() {
-        let steps = ["a", "b", "c"].map(String::from);
-        let walk = Walk::new(&steps, FunnelOrder::Sequential, 100, 0, 1000);
-        let event = |code, at| JourneyEvent { code, at };
-        let mut left = Tally::new(3);
-        left.add(&walk.progress(&[event(1, 0), event(2, 10), event(3, 30)]));
-        left.add(&walk.progress(&[event(2, 0)]));
-        let mut right = Tally::new(3);
-        right.add(&walk.progress(&[event(1, 5), event(2, 9)]));
-        left.merge(right);
-        assert_eq!(left.players, [2, 2, 1]);
-        assert_eq!(left.durations[1], [10, 4]);
-        let outcomes = left.outcomes();
-        assert_eq!(outcomes[0].median_seconds, None);
-        let near =
-            |value: Option<f64>, expected: f64| value.is_some_and(|v| (v - expected).abs() < 1e-15);
-        assert!(near(outcomes[1].median_seconds, 0.000007), "{outcomes:?}");
-        assert!(near(outcomes[2].median_seconds, 0.00002), "{outcomes:?}");
+    /// Walks the current player, if any, and counts the walk.
+    fn tally_into(&self, tally: &mut Tally, walk: &Walk) {
+        let Some(player) = self.current else {
+            return;
+        };
+        let reached = walk.progress(&self.events);
+        let property = self
+            .properties
+            .get(reached.entry())
+            .and_then(|p| p.as_deref());
+        tally.add(player, &reached, property);
     }
 }

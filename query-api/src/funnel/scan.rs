@@ -22,6 +22,11 @@ pub(crate) fn pg_micros(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros() - PG_EPOCH_OFFSET_MICROS
 }
 
+/// A binary `timestamptz` back as a time (None past what chrono holds).
+pub(crate) fn from_pg_micros(micros: i64) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_micros(micros.checked_add(PG_EPOCH_OFFSET_MICROS)?)
+}
+
 /// What one slice reads.
 #[derive(Debug, Clone)]
 pub(crate) struct SliceQuery<'a> {
@@ -33,6 +38,10 @@ pub(crate) struct SliceQuery<'a> {
     /// Events at or before this time (the last entry's window end).
     pub until: DateTime<Utc>,
     pub players: RangeInclusive<Uuid>,
+    /// A breakdown's property key: each first-step row then carries that property's value
+    /// as a fourth column (NULL on other rows). Reading it leaves the index-only scan for
+    /// heap fetches, which is why a breakdown is opt-in.
+    pub breakdown: Option<&'a str>,
 }
 
 impl SliceQuery<'_> {
@@ -50,9 +59,17 @@ impl SliceQuery<'_> {
         } else {
             ""
         };
+        let property = self.breakdown.map_or(String::new(), |key| {
+            let first = self.steps.first().map_or("", String::as_str);
+            format!(
+                ", CASE WHEN name = {} THEN properties ->> {} END",
+                quote(first),
+                quote(key)
+            )
+        });
         let time = |t: DateTime<Utc>| quote(&t.to_rfc3339_opts(SecondsFormat::Micros, true));
         format!(
-            "COPY (SELECT player_uuid, name, occurred_at FROM events \
+            "COPY (SELECT player_uuid, name, occurred_at{property} FROM events \
              WHERE account_id = {account} \
                AND player_uuid BETWEEN {first} AND {last} \
                AND occurred_at >= {from} AND occurred_at <= {until} \
@@ -97,6 +114,9 @@ pub(crate) struct Row<'a> {
     pub name: &'a [u8],
     /// Microseconds since 2000-01-01 UTC.
     pub at: i64,
+    /// The breakdown property's value as text (a fourth column, when asked for; None when
+    /// NULL or absent).
+    pub property: Option<&'a [u8]>,
 }
 
 /// Why the COPY stream could not be read.
@@ -104,7 +124,7 @@ pub(crate) struct Row<'a> {
 pub enum CopyFormatError {
     #[error("the COPY stream does not start with the binary signature")]
     Signature,
-    #[error("a COPY row has {0} fields, expected 3")]
+    #[error("a COPY row has {0} fields, expected 3 or 4")]
     FieldCount(i16),
     #[error("a COPY field has an unexpected length")]
     FieldLength,
@@ -181,14 +201,22 @@ fn parse_row(data: &[u8]) -> Result<Option<(usize, Option<Row<'_>>)>, CopyFormat
     if fields == -1 {
         return Ok(Some((2, None)));
     }
-    if fields != 3 {
+    if !(3..=4).contains(&fields) {
         return Err(CopyFormatError::FieldCount(fields));
     }
     let mut at = 2;
-    let mut field = |expected: Option<usize>| -> Result<Option<&[u8]>, CopyFormatError> {
+    // Some(Some(value)), Some(None) for a NULL (only the optional fourth field may be one),
+    // None while the row is incomplete.
+    let mut field = |expected: Option<usize>,
+                     nullable: bool|
+     -> Result<Option<Option<&[u8]>>, CopyFormatError> {
         let Some(length) = data.get(at..at + 4).map(be_i32) else {
             return Ok(None);
         };
+        if length == -1 && nullable {
+            at += 4;
+            return Ok(Some(None));
+        }
         let length = usize::try_from(length).map_err(|_| CopyFormatError::FieldLength)?;
         if expected.is_some_and(|e| e != length) {
             return Err(CopyFormatError::FieldLength);
@@ -197,17 +225,26 @@ fn parse_row(data: &[u8]) -> Result<Option<(usize, Option<Row<'_>>)>, CopyFormat
             return Ok(None);
         };
         at += 4 + length;
-        Ok(Some(value))
+        Ok(Some(Some(value)))
     };
-    let Some(player) = field(Some(16))? else {
+    let Some(player) = field(Some(16), false)? else {
         return Ok(None);
     };
-    let Some(name) = field(None)? else {
+    let Some(name) = field(None, false)? else {
         return Ok(None);
     };
-    let Some(time) = field(Some(8))? else {
+    let Some(time) = field(Some(8), false)? else {
         return Ok(None);
     };
+    let property = if fields == 4 {
+        let Some(property) = field(None, true)? else {
+            return Ok(None);
+        };
+        property
+    } else {
+        None
+    };
+    let (player, name, time) = (required(player)?, required(name)?, required(time)?);
     let player = Uuid::from_slice(player).map_err(|_| CopyFormatError::FieldLength)?;
     let time = i64::from_be_bytes(time.try_into().map_err(|_| CopyFormatError::FieldLength)?);
     Ok(Some((
@@ -216,8 +253,14 @@ fn parse_row(data: &[u8]) -> Result<Option<(usize, Option<Row<'_>>)>, CopyFormat
             player,
             name,
             at: time,
+            property,
         }),
     )))
+}
+
+/// A field that may not be NULL (the parser only lets the property be one).
+fn required(value: Option<&[u8]>) -> Result<&[u8], CopyFormatError> {
+    value.ok_or(CopyFormatError::FieldLength)
 }
 
 fn be_i32(bytes: &[u8]) -> i32 {
@@ -293,6 +336,48 @@ mod tests {
     }
 
     #[test]
+    fn a_fourth_column_carries_the_property_or_null() {
+        let mut out = SIGNATURE.to_vec();
+        out.extend_from_slice(&[0; 8]);
+        for property in [Some("eu"), None] {
+            out.extend_from_slice(&4i16.to_be_bytes());
+            out.extend_from_slice(&16i32.to_be_bytes());
+            out.extend_from_slice(Uuid::nil().as_bytes());
+            out.extend_from_slice(&1i32.to_be_bytes());
+            out.extend_from_slice(b"a");
+            out.extend_from_slice(&8i32.to_be_bytes());
+            out.extend_from_slice(&7i64.to_be_bytes());
+            match property {
+                Some(text) => {
+                    out.extend_from_slice(&(text.len() as i32).to_be_bytes());
+                    out.extend_from_slice(text.as_bytes());
+                }
+                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        out.extend_from_slice(&(-1i16).to_be_bytes());
+        for chunk in [1, 3, out.len()] {
+            let mut reader = CopyReader::default();
+            let mut seen = Vec::new();
+            for piece in out.chunks(chunk) {
+                reader
+                    .feed(piece, |row| seen.push(row.property.map(<[u8]>::to_vec)))
+                    .expect("well formed");
+            }
+            reader.finish().expect("trailer read");
+            assert_eq!(seen, [Some(b"eu".to_vec()), None], "chunks of {chunk}");
+        }
+        // Only the property may be NULL.
+        let mut null_name = SIGNATURE.to_vec();
+        null_name.extend_from_slice(&[0; 8]);
+        null_name.extend_from_slice(&3i16.to_be_bytes());
+        null_name.extend_from_slice(&16i32.to_be_bytes());
+        null_name.extend_from_slice(Uuid::nil().as_bytes());
+        null_name.extend_from_slice(&(-1i32).to_be_bytes());
+        assert!(CopyReader::default().feed(&null_name, |_| {}).is_err());
+    }
+
+    #[test]
     fn malformed_streams_are_errors() {
         let mut reader = CopyReader::default();
         assert!(
@@ -312,6 +397,7 @@ mod tests {
     fn times_convert_to_the_postgres_epoch() {
         let epoch = DateTime::parse_from_rfc3339("2000-01-01T00:00:00Z").expect("time");
         assert_eq!(pg_micros(epoch.with_timezone(&Utc)), 0);
+        assert_eq!(from_pg_micros(0), Some(epoch.with_timezone(&Utc)));
     }
 
     #[test]
@@ -324,8 +410,22 @@ mod tests {
             from: Utc::now(),
             until: Utc::now(),
             players: Uuid::nil()..=Uuid::max(),
+            breakdown: None,
         };
         let sql = query.statement();
+        assert!(
+            sql.contains("SELECT player_uuid, name, occurred_at FROM"),
+            "{sql}"
+        );
+        let sql = SliceQuery {
+            breakdown: Some("it's"),
+            ..query
+        }
+        .statement();
+        assert!(
+            sql.contains("CASE WHEN name = 'quest_started' THEN properties ->> 'it''s' END FROM"),
+            "{sql}"
+        );
         assert!(
             sql.contains("name IN ('quest_started', 'it''s') OR NOT is_internal"),
             "{sql}"

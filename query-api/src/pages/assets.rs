@@ -48,6 +48,12 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../../assets/anticheat.js"),
     },
     Asset {
+        name: "retention.css",
+        vendored: None,
+        content_type: CSS,
+        bytes: include_bytes!("../../assets/retention.css"),
+    },
+    Asset {
         name: "charts.js",
         vendored: None,
         content_type: JS,

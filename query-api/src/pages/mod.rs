@@ -25,6 +25,7 @@ pub mod form;
 pub mod funnels;
 pub mod gate;
 pub mod invite;
+mod live_feed;
 pub mod log_form;
 pub mod login;
 pub mod notes;

@@ -1,5 +1,5 @@
-//! The quota of a member's data reads: the Events page's list, rows, live stream and the
-//! Funnels page's computation count against the dashboard quota (`Quota::Dashboard`, 60 a
+//! The quota of a member's data reads: the Events page's list, rows, live stream, the
+//! Funnels page's computation and the Trends page's count against the dashboard quota (`Quota::Dashboard`, 60 a
 //! minute), per member, as a dashboard key's reads do per key. Other pages are not counted:
 //! they read small read models, while an events search or a funnel can scan a lot.
 //!

@@ -8,9 +8,11 @@ pub mod notes;
 pub mod overview;
 pub mod player_search;
 pub mod players_online;
+pub mod retention;
 pub mod server_history;
 pub mod spells;
 pub mod staff_board;
+pub mod trends;
 
 pub use overview::{Activity, ActivityKind, NetworkPoint, Overview, overview, recent_activity};
 pub use server_history::{ChartPoint, ChartRange, ServerChart, Stats, server_chart};

@@ -8,8 +8,8 @@
 use crate::routes::account_reads::params::MAX_TEXT;
 use crate::routes::{
     account_reads, admin_accounts, admin_keys, admin_settings, admin_team, chatlog, events,
-    events_stream, exchange_rates, flags, funnels, overview, players, punishments, reviews,
-    server_history, servers, staff, staff_leaderboard,
+    events_stream, exchange_rates, flags, funnels, overview, players, punishments, retention,
+    reviews, server_history, servers, staff, staff_leaderboard, trends,
 };
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -30,6 +30,8 @@ use utoipa_swagger_ui::SwaggerUi;
         events::list_events,
         events_stream::stream_events,
         funnels::compute_funnel,
+        trends::compute_trend,
+        retention::compute_retention,
         players::get_player, punishments::list_punishments, flags::list_flags, chatlog::chatlog,
         account_reads::search::search_players, account_reads::alts::list_alts,
         account_reads::notes::list_notes,
@@ -72,6 +74,13 @@ fn refinements(doc: &mut Value) {
             "prefixItems": [{"type": "string", "pattern": CUSTOM_EVENT_NAME}],
             "items": {"type": "string", "pattern": ANY_EVENT_NAME},
         }),
+    );
+    // Retention's day numbers N: 0 to 365 each.
+    refine(
+        doc,
+        "RetentionRequest",
+        Some("days"),
+        json!({"items": {"type": "integer", "minimum": 0, "maximum": 365}}),
     );
     // ISO 4217 codes, finite positive rates, and the base's own rate is 1.
     refine(
@@ -119,6 +128,7 @@ fn refinements(doc: &mut Value) {
     );
     team_rules(doc);
     query_rules(doc);
+    trends::refine_document(doc);
 }
 
 /// The characters Rust's `str::trim` removes (Unicode White_Space), for a character class.

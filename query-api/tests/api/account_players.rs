@@ -4,35 +4,16 @@
 
 use crate::helpers::{error_fields, problem, text};
 use crate::read_models::{
-    Dashboard, Punishment, ago, all_pages, iso, items, now, player, punishment, server, session,
+    Dashboard, Punishment, ago, all_pages, iso, items, join_from, now, player, punishment, server,
+    session,
 };
-use chrono::{DateTime, Utc};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use sqlx::PgPool;
 use uuid::Uuid;
 
 /// The usernames of a list response, in order.
 fn names(body: &Value) -> Vec<String> {
     items(body).iter().map(|p| text(&p["username"])).collect()
-}
-
-/// A closed session from the IP with hash `ip_hash`.
-async fn join_from(
-    pool: &PgPool,
-    account: Uuid,
-    (player, server): (Uuid, Uuid),
-    ip_hash: &str,
-    joined_at: DateTime<Utc>,
-) -> anyhow::Result<()> {
-    let id = session(pool, account, player, server, joined_at, Some(joined_at)).await?;
-    sqlx::query("UPDATE sessions SET ip_hash = $3 WHERE account_id = $1 AND id = $2")
-        .bind(account)
-        .bind(id)
-        .bind(ip_hash)
-        .execute(pool)
-        .await?;
-    Ok(())
 }
 
 #[tokio::test]

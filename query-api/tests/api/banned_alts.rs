@@ -3,29 +3,9 @@
 //! a revoked or expired ban, a mute, another account's player and an unrelated hash do not
 //! count.
 
-use crate::read_models::{Dashboard, Punishment, ago, now, player, punishment, server, session};
-use chrono::{DateTime, Utc};
+use crate::read_models::{Dashboard, Punishment, ago, join_from, now, player, punishment, server};
 use query_api::routes::account_reads::alts::{BannedAlt, banned_alts};
-use sqlx::PgPool;
 use uuid::Uuid;
-
-/// A closed session from the IP with hash `ip_hash`.
-async fn join_from(
-    pool: &PgPool,
-    account: Uuid,
-    (player, server): (Uuid, Uuid),
-    ip_hash: &str,
-    at: DateTime<Utc>,
-) -> anyhow::Result<()> {
-    let id = session(pool, account, player, server, at, Some(at)).await?;
-    sqlx::query("UPDATE sessions SET ip_hash = $3 WHERE account_id = $1 AND id = $2")
-        .bind(account)
-        .bind(id)
-        .bind(ip_hash)
-        .execute(pool)
-        .await?;
-    Ok(())
-}
 
 #[tokio::test]
 async fn a_join_is_marked_by_an_alt_banned_now_in_its_own_account_only() -> anyhow::Result<()> {

@@ -163,6 +163,24 @@ pub(crate) async fn session(
     Ok(id)
 }
 
+/// A closed session from the IP with hash `ip_hash`.
+pub(crate) async fn join_from(
+    pool: &PgPool,
+    account: Uuid,
+    (player, server): (Uuid, Uuid),
+    ip_hash: &str,
+    joined_at: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    let id = session(pool, account, player, server, joined_at, Some(joined_at)).await?;
+    sqlx::query("UPDATE sessions SET ip_hash = $3 WHERE account_id = $1 AND id = $2")
+        .bind(account)
+        .bind(id)
+        .bind(ip_hash)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
 /// A punishment; extra columns (reason, revoke, ...) are set by the caller with an UPDATE.
 pub(crate) struct Punishment {
     pub(crate) player: Uuid,

@@ -127,7 +127,7 @@ impl Walk {
         // the current chain's step k - 1 (or events.len() when there is none).
         let mut cursor = [0usize; MAX_STEPS];
         for (i, at, deadline) in self.entries(events) {
-            let mut reached = Reached::starting(at);
+            let mut reached = Reached::starting(i, at);
             let mut previous = i;
             let mut exhausted = false;
             for (slot, &code) in cursor.iter_mut().zip(&self.canon).skip(1) {
@@ -158,7 +158,7 @@ impl Walk {
         let m = self.canon.len();
         let mut best = Reached::default();
         for (i, at, deadline) in self.entries(events) {
-            let mut reached = Reached::starting(at);
+            let mut reached = Reached::starting(i, at);
             for (k, next) in (1..m).zip(events[i + 1..].iter()) {
                 if next.code != self.canon[k] || next.at > deadline {
                     break;
@@ -194,7 +194,7 @@ impl Walk {
                     cap = cap.min(k);
                 }
             }
-            let mut reached = Reached::starting(at);
+            let mut reached = Reached::starting(i, at);
             for &position in &cursor[1..m] {
                 match events.get(position) {
                     Some(step) if step.at <= deadline => {
@@ -225,11 +225,16 @@ fn next_with_code(events: &[JourneyEvent], from: usize, code: u8) -> usize {
 pub struct Reached {
     times: [i64; MAX_STEPS],
     len: usize,
+    /// The position of the entry (the step-1 event) in the walked events.
+    entry: usize,
 }
 
 impl Reached {
-    fn starting(at: i64) -> Reached {
-        let mut reached = Reached::default();
+    fn starting(entry: usize, at: i64) -> Reached {
+        let mut reached = Reached {
+            entry,
+            ..Reached::default()
+        };
         reached.push(at);
         reached
     }
@@ -260,6 +265,12 @@ impl Reached {
     /// Whether the player never entered.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The position, in the walked events, of the entry these times start from (0 when the
+    /// player never entered): a breakdown reads the entry event's property through it.
+    pub fn entry(&self) -> usize {
+        self.entry
     }
 
     /// The times, step 1 first.

@@ -5,8 +5,14 @@ use crate::funnel::FunnelOrder;
 
 /// The best entry's step times, by trying every entry and scanning forward from it.
 pub(super) fn progress(walk: &Walk, events: &[JourneyEvent]) -> Vec<i64> {
+    progress_from(walk, events).1
+}
+
+/// The best entry's position (0 when none) and its step times.
+pub(super) fn progress_from(walk: &Walk, events: &[JourneyEvent]) -> (usize, Vec<i64>) {
     let m = walk.canon.len();
     let mut best: Vec<i64> = Vec::new();
+    let mut best_entry = 0;
     for (i, entry) in events.iter().enumerate() {
         if !walk.is_entry(entry) {
             continue;
@@ -43,7 +49,8 @@ pub(super) fn progress(walk: &Walk, events: &[JourneyEvent]) -> Vec<i64> {
         }
         if reached.len() > best.len() {
             best = reached;
+            best_entry = i;
         }
     }
-    best
+    (best_entry, best)
 }

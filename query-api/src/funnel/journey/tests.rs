@@ -153,7 +153,9 @@ proptest! {
             })
             .collect();
         let fast = walk.progress(&events);
-        let expected = reference::progress(&walk, &events);
+        let (entry, expected) = reference::progress_from(&walk, &events);
         prop_assert_eq!(fast.as_slice(), expected.as_slice());
+        // A breakdown reads the entry's property: the walk names the same entry event.
+        prop_assert_eq!(fast.entry(), entry);
     }
 }

@@ -1,18 +1,24 @@
 //! `POST /api/v1/funnels`: how many players went from a custom event through later steps.
 //!
-//! This file checks the request and shapes the response; [`crate::funnel`] computes it (the
-//! semantics of each order are documented in `funnel::journey`).
+//! This file checks the request, [`response`] shapes the response and [`extras`] holds the
+//! optional parts (breakdown, drop-off list); [`crate::funnel`] computes it (the semantics of
+//! each order are documented in `funnel::journey`).
+
+pub mod extras;
+pub mod response;
 
 use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
-use crate::funnel::{self, FunnelOrder, FunnelSpec, StepOutcome};
+use crate::funnel::{self, Extras, FunnelOrder, FunnelSpec};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
+pub use extras::{BreakdownRequest, DropOffRequest};
+pub use response::{FunnelResult, FunnelStep};
+use serde::Deserialize;
 use shared::event_name::EventName;
 use shared::problem::Problem;
 use shared::validation::{EARLIEST_QUERY_SECS, FieldErrors, LATEST_TIME_SECS};
@@ -33,9 +39,10 @@ pub struct FunnelRequest {
     /// 2..=10 event names; the first is a custom event, later ones may be internal.
     #[schema(min_items = 2, max_items = 10)]
     pub steps: Vec<String>,
-    /// Each player's steps must happen within this many seconds of the first (default 7 days).
+    /// Each player's steps must happen within this many seconds of the first (default 7 days,
+    /// at most 90 days).
     #[serde(default = "default_window")]
-    #[schema(minimum = 1, maximum = 2592000)]
+    #[schema(minimum = 1, maximum = 7776000)]
     pub window_seconds: i64,
     /// First-step events at or after this time (default: 30 days before `to`).
     #[serde(default)]
@@ -46,33 +53,17 @@ pub struct FunnelRequest {
     /// `sequential` (default), `strict` or `any`.
     #[serde(default)]
     pub order: FunnelOrder,
+    /// Optional: break the counts down by a property of each player's first-step event
+    /// (reads each entry's properties, so it costs more than the counts alone).
+    #[serde(default)]
+    pub breakdown: Option<BreakdownRequest>,
+    /// Optional: a page of the players who reached a step but not the next one.
+    #[serde(default)]
+    pub dropped_off: Option<DropOffRequest>,
 }
 
 fn default_window() -> i64 {
     DEFAULT_WINDOW_SECONDS
-}
-
-/// One step's result.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct FunnelStep {
-    /// The step's event name.
-    pub name: String,
-    /// Distinct players who reached this step.
-    pub players: i64,
-    /// players / players of step 1 (0 when nobody entered).
-    pub conversion_from_start: f64,
-    /// players / players of the previous step (1 for the first step).
-    pub conversion_from_previous: f64,
-    /// Median seconds from the previous step to this one; null for the first step or when
-    /// nobody reached it.
-    pub median_seconds_from_previous: Option<f64>,
-}
-
-/// The computed funnel.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct FunnelResult {
-    /// One entry per requested step, in order.
-    pub steps: Vec<FunnelStep>,
 }
 
 /// The routes of this resource.
@@ -80,7 +71,7 @@ pub fn router() -> DashboardRoutes {
     Router::new().route("/api/v1/funnels", post(compute_funnel))
 }
 
-fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<FunnelSpec, ApiError> {
+fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<(FunnelSpec, Extras), ApiError> {
     let mut errors = FieldErrors::new();
     if !(2..=10).contains(&request.steps.len()) {
         errors.push("steps", "invalid_length", "a funnel has 2 to 10 steps");
@@ -115,14 +106,21 @@ fn validate(request: FunnelRequest, now: DateTime<Utc>) -> Result<FunnelSpec, Ap
     if in_range && from >= to {
         errors.push("from", "out_of_range", "from must be before to");
     }
+    let extras = extras::check(
+        &mut errors,
+        request.steps.len(),
+        request.breakdown,
+        request.dropped_off,
+    );
     errors.into_result().map_err(ApiError::invalid)?;
-    Ok(FunnelSpec {
+    let spec = FunnelSpec {
         steps: request.steps,
         window_seconds: request.window_seconds,
         from,
         to,
         order: request.order,
-    })
+    };
+    Ok((spec, extras))
 }
 
 /// The earliest `from` or `to` a funnel takes (shared with every query's time bounds).
@@ -181,10 +179,10 @@ fn check_range(
     security(("dashboard_key" = [])),
     request_body = FunnelRequest,
     responses(
-        (status = 200, description = "Players and conversion per step", body = FunnelResult),
+        (status = 200, description = "Players, conversion and time to convert per step; the breakdown and drop-off list when asked for", body = FunnelResult),
         (status = 401, description = "Missing or invalid key", body = Problem),
         (status = 403, description = "Not a dashboard key", body = Problem),
-        (status = 422, description = "Invalid steps, window or range", body = Problem),
+        (status = 422, description = "Invalid steps, window, range, breakdown or drop-off step", body = Problem),
     ))]
 pub async fn compute_funnel(
     DashboardCaller(caller): DashboardCaller,
@@ -201,36 +199,19 @@ pub async fn run(
     account_id: Uuid,
     request: FunnelRequest,
 ) -> Result<FunnelResult, ApiError> {
-    let spec = validate(request, Utc::now())?;
+    let (spec, extras) = validate(request, Utc::now())?;
     let steps = spec.steps.clone();
-    let outcomes = funnel::compute(&state.reads, account_id, spec, state.funnel_parallelism)
-        .await
-        .map_err(|error| ApiError::Internal(error.into()))?;
-    Ok(FunnelResult {
-        steps: summarize(&steps, &outcomes),
-    })
-}
-
-/// Turns per-step outcomes into the response.
-fn summarize(steps: &[String], outcomes: &[StepOutcome]) -> Vec<FunnelStep> {
-    let players = |k: usize| outcomes.get(k).map_or(0, |o| o.players);
-    let ratio = |a: i64, b: i64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    let start = players(0);
-    steps
-        .iter()
-        .enumerate()
-        .map(|(k, name)| FunnelStep {
-            name: name.clone(),
-            players: players(k),
-            conversion_from_start: ratio(players(k), start),
-            conversion_from_previous: if k == 0 {
-                ratio(start, start)
-            } else {
-                ratio(players(k), players(k - 1))
-            },
-            median_seconds_from_previous: outcomes.get(k).and_then(|o| o.median_seconds),
-        })
-        .collect()
+    let property = extras.breakdown.as_ref().map(|b| b.property.clone());
+    let report = funnel::compute_report(
+        &state.reads,
+        account_id,
+        spec,
+        extras,
+        state.funnel_parallelism,
+    )
+    .await
+    .map_err(|error| ApiError::Internal(error.into()))?;
+    Ok(response::shape(&steps, report, property))
 }
 
 #[cfg(test)]
@@ -244,6 +225,8 @@ mod tests {
             from: None,
             to: None,
             order: FunnelOrder::Sequential,
+            breakdown: None,
+            dropped_off: None,
         }
     }
 
@@ -260,7 +243,7 @@ mod tests {
     #[test]
     fn defaults_are_the_last_30_days_and_a_week_window() {
         let now = Utc::now();
-        let Ok(funnel) = validate(request(&["a", "b"]), now) else {
+        let Ok((funnel, _)) = validate(request(&["a", "b"]), now) else {
             panic!("a two-step funnel is valid");
         };
         assert_eq!(funnel.to, now);
@@ -321,7 +304,8 @@ mod tests {
             Vec::<String>::new()
         );
         // A default `from` never falls before 1970.
-        let Ok(spec) = validate(with(None, Some("1970-01-02T00:00:00Z"), 60), Utc::now()) else {
+        let Ok((spec, _)) = validate(with(None, Some("1970-01-02T00:00:00Z"), 60), Utc::now())
+        else {
             panic!("a range inside 1970 is valid");
         };
         assert_eq!(spec.from, earliest_time());
@@ -337,38 +321,6 @@ mod tests {
                 "from:out_of_range",
                 "to:out_of_range"
             ]
-        );
-    }
-
-    #[test]
-    fn conversions_are_ratios_of_players() {
-        let steps = vec!["a".to_owned(), "b".to_owned(), "c".to_owned()];
-        let outcome = |players, median_seconds| StepOutcome {
-            players,
-            median_seconds,
-        };
-        let summary = summarize(
-            &steps,
-            &[
-                outcome(4, None),
-                outcome(2, Some(30.0)),
-                outcome(1, Some(5.0)),
-            ],
-        );
-        assert_eq!(summary[0].conversion_from_start, 1.0);
-        assert_eq!(summary[0].conversion_from_previous, 1.0);
-        assert_eq!(summary[1].conversion_from_start, 0.5);
-        assert_eq!(summary[2].conversion_from_previous, 0.5);
-        assert_eq!(summary[2].conversion_from_start, 0.25);
-        assert_eq!(summary[1].median_seconds_from_previous, Some(30.0));
-        let empty = summarize(&steps, &[]);
-        assert_eq!(
-            (
-                empty[0].players,
-                empty[0].conversion_from_start,
-                empty[1].conversion_from_previous
-            ),
-            (0, 0.0, 0.0)
         );
     }
 }

@@ -7,6 +7,12 @@
 //! with one step more or fewer, "Run" posts it and gets the result under it; htmx (`hx-boost`)
 //! only swaps the page in place. `GET /funnels?step=a` starts a funnel from an event (the
 //! Events page links each event name there). A run counts against the member's quota.
+//!
+//! Under the bars ([`result`]): time to convert per later step, the breakdown by a property
+//! of step 1 when one is given, and a page of the players who dropped off after a step
+//! (step 1 unless another is chosen), each linking to `/players/{uuid}`.
+
+mod result;
 
 use super::error::PageError;
 use super::form::Form;
@@ -15,7 +21,8 @@ use super::{Shell, quota, render};
 use crate::error::ApiError;
 use crate::funnel::FunnelOrder;
 use crate::routes::funnels::{
-    DEFAULT_WINDOW_SECONDS, FunnelRequest, FunnelStep, MAX_WINDOW_SECONDS, run,
+    BreakdownRequest, DEFAULT_WINDOW_SECONDS, DropOffRequest, FunnelRequest, MAX_WINDOW_SECONDS,
+    run,
 };
 use crate::state::AppState;
 use askama::Template;
@@ -25,12 +32,16 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::{DateTime, NaiveDateTime, Utc};
+use result::ResultView;
+use uuid::Uuid;
 
 const PATH: &str = "/funnels";
 const MIN_STEPS: usize = 2;
 const MAX_STEPS: usize = 10;
 const HOUR: i64 = 3600;
 const DAY: i64 = 86_400;
+/// Players per page of the drop-off list.
+const DROP_OFF_PAGE: i64 = 25;
 
 /// The builder as filled in.
 #[derive(Debug, Clone)]
@@ -42,6 +53,12 @@ struct Builder {
     order: FunnelOrder,
     from: String,
     to: String,
+    /// The breakdown's property key (empty: no breakdown).
+    breakdown: String,
+    /// The step whose drop-offs are listed (1-based; clamped to the steps).
+    dropped_off: usize,
+    /// The drop-off list's page cursor.
+    dropped_off_after: Option<Uuid>,
 }
 
 impl Default for Builder {
@@ -53,6 +70,9 @@ impl Default for Builder {
             order: FunnelOrder::Sequential,
             from: String::new(),
             to: String::new(),
+            breakdown: String::new(),
+            dropped_off: 1,
+            dropped_off_after: None,
         }
     }
 }
@@ -87,6 +107,9 @@ impl Builder {
                 }
                 "from" => builder.from = value.to_owned(),
                 "to" => builder.to = value.to_owned(),
+                "breakdown" => builder.breakdown = value.to_owned(),
+                "dropped_off" => builder.dropped_off = value.parse().unwrap_or(1),
+                "dropped_off_after" => builder.dropped_off_after = value.parse().ok(),
                 "action" if value == "add" => action = Action::Add,
                 "remove" => action = value.parse().map_or(Action::Run, Action::Remove),
                 _ => {}
@@ -102,6 +125,13 @@ impl Builder {
             self.steps.push(String::new());
         }
         self
+    }
+
+    /// The drop-off list's step, within 1..=steps - 1.
+    fn drop_off_step(&self) -> usize {
+        self.dropped_off
+            .min(self.steps.len().saturating_sub(1))
+            .max(1)
     }
 
     fn order(&self) -> &'static str {
@@ -144,6 +174,15 @@ impl Builder {
             from,
             to,
             order: self.order,
+            breakdown: (!self.breakdown.is_empty()).then(|| BreakdownRequest {
+                property: self.breakdown.clone(),
+                limit: 10,
+            }),
+            dropped_off: Some(DropOffRequest {
+                step: self.drop_off_step() as i64,
+                limit: DROP_OFF_PAGE,
+                after: self.dropped_off_after,
+            }),
         };
         if errors.is_empty() {
             Ok(request)
@@ -166,72 +205,6 @@ fn parse_time(text: &str) -> Option<DateTime<Utc>> {
         })
 }
 
-/// One bar of the result.
-struct Bar {
-    name: String,
-    players: i64,
-    /// The bar's scale: the most players of any step (at least 1).
-    most: i64,
-    /// "2 players".
-    players_text: String,
-    /// Conversions and the median time, in words.
-    stats: String,
-}
-
-fn bars(steps: &[FunnelStep]) -> Vec<Bar> {
-    let most = steps.iter().map(|s| s.players).max().unwrap_or(0).max(1);
-    steps
-        .iter()
-        .enumerate()
-        .map(|(index, step)| Bar {
-            name: step.name.clone(),
-            players: step.players,
-            most,
-            players_text: format!(
-                "{} {}",
-                step.players,
-                if step.players == 1 {
-                    "player"
-                } else {
-                    "players"
-                }
-            ),
-            stats: if index == 0 {
-                "start of the funnel".to_owned()
-            } else {
-                format!(
-                    "{} of start · {} of previous · median {} after previous",
-                    percent(step.conversion_from_start),
-                    percent(step.conversion_from_previous),
-                    duration(step.median_seconds_from_previous)
-                )
-            },
-        })
-        .collect()
-}
-
-/// `50%`, `33.3%`.
-fn percent(ratio: f64) -> String {
-    one_decimal(ratio * 100.0) + "%"
-}
-
-fn one_decimal(n: f64) -> String {
-    let text = format!("{n:.1}");
-    text.strip_suffix(".0").map_or(text.clone(), str::to_owned)
-}
-
-/// A median in the unit that reads best.
-fn duration(seconds: Option<f64>) -> String {
-    match seconds {
-        None => "—".to_owned(),
-        Some(s) if s < 1.0 => "under 1 s".to_owned(),
-        Some(s) if s < 60.0 => format!("{} s", s.round()),
-        Some(s) if s < 3600.0 => format!("{} min", one_decimal(s / 60.0)),
-        Some(s) if s < 86_400.0 => format!("{} h", one_decimal(s / 3600.0)),
-        Some(s) => format!("{} d", one_decimal(s / 86_400.0)),
-    }
-}
-
 /// The Funnels page.
 #[derive(Template)]
 #[template(path = "funnels.html")]
@@ -239,7 +212,7 @@ struct FunnelsPage {
     shell: Shell,
     builder: Builder,
     errors: Vec<String>,
-    bars: Option<Vec<Bar>>,
+    result: Option<ResultView>,
 }
 
 impl FunnelsPage {
@@ -266,7 +239,7 @@ async fn show(caller: SignedIn, RawQuery(query): RawQuery) -> Result<Response, P
         shell,
         builder: builder.padded(),
         errors: Vec::new(),
-        bars: None,
+        result: None,
     })
 }
 
@@ -277,7 +250,7 @@ async fn submit(
 ) -> Result<Response, PageError> {
     let shell = Shell::for_page(&caller, PATH)?;
     let (mut builder, action) = Builder::read(&pairs);
-    let (status, errors, bars) = match action {
+    let (status, errors, result) = match action {
         Action::Add => {
             if builder.steps.len() < MAX_STEPS {
                 builder.steps.push(String::new());
@@ -297,12 +270,12 @@ async fn submit(
         shell,
         builder: builder.padded(),
         errors,
-        bars,
+        result,
     };
     Ok((status, render(&page)?).into_response())
 }
 
-type Outcome = (StatusCode, Vec<String>, Option<Vec<Bar>>);
+type Outcome = (StatusCode, Vec<String>, Option<ResultView>);
 
 /// Runs the funnel; a request the API would refuse is the page's errors (422).
 async fn compute(
@@ -316,7 +289,7 @@ async fn compute(
     };
     quota::spend(state, caller).await?;
     match run(state, caller.member().account_id, request).await {
-        Ok(result) => Ok((StatusCode::OK, Vec::new(), Some(bars(&result.steps)))),
+        Ok(result) => Ok((StatusCode::OK, Vec::new(), Some(ResultView::of(&result)))),
         Err(ApiError::Validation { errors, .. }) => {
             let errors = errors
                 .iter()
@@ -342,6 +315,7 @@ fn field_label(field: &str) -> String {
         "window_seconds" => "Window".into(),
         "from" => "From".into(),
         "to" => "To".into(),
+        "breakdown.property" => "Breakdown property".into(),
         other => other.into(),
     }
 }
@@ -349,6 +323,7 @@ fn field_label(field: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routes::funnels::FunnelStep;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter()
@@ -390,13 +365,35 @@ mod tests {
     }
 
     #[test]
+    fn the_drop_off_step_stays_within_the_steps() -> Result<(), Vec<String>> {
+        let (builder, _) = Builder::read(&pairs(&[
+            ("step", "a"),
+            ("step", "b"),
+            ("step", "c"),
+            ("dropped_off", "7"),
+            ("breakdown", "region"),
+        ]));
+        let request = builder.request()?;
+        assert_eq!(request.dropped_off.map(|d| d.step), Some(2));
+        assert_eq!(request.breakdown.map(|b| b.property), Some("region".into()));
+        let (builder, _) = Builder::read(&pairs(&[("step", "a"), ("step", "b")]));
+        let request = builder.request()?;
+        assert_eq!(request.dropped_off.map(|d| d.step), Some(1));
+        assert!(request.breakdown.is_none());
+        Ok(())
+    }
+
+    #[test]
     fn bars_say_players_and_conversions() {
+        use result::{bars, percent};
         let step = |name: &str, players, from_start, median| FunnelStep {
             name: name.into(),
             players,
             conversion_from_start: from_start,
             conversion_from_previous: from_start,
             median_seconds_from_previous: median,
+            median_seconds_from_start: median,
+            time_to_convert: Vec::new(),
         };
         let bars = bars(&[step("a", 2, 1.0, None), step("b", 1, 0.5, Some(90.0))]);
         assert_eq!(bars[0].players_text, "2 players");
