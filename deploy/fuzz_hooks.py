@@ -24,6 +24,9 @@ schema-valid request that is refused). What it cannot say is kept out of the sch
 - a trend's range (`POST /api/v1/trends`) holds at most 744 hours, 366 days or 106 weeks by
   its `bucket`, and `from` (with `to` absent: now) must be before it: a positive case that
   breaks either loses its `from` (which then defaults to a short span before `to`);
+- a funnel's `dropped_off.step` lies between 1 and its number of steps less one, and its `from`
+  (with `to` absent: now) must be before now: a positive case that breaks either gets the
+  step clamped, or loses its `from`;
 - `cursor`: opaque, only the API makes one (`next_cursor`); positive cases leave it out;
 - integers are written without a fraction (`2`, not `2.0`): JSON Schema's `integer` admits both
   and schemathesis sends both for a JSON body; positive cases send the plain spelling.
@@ -140,6 +143,22 @@ def _trend_range(body):
         body.pop("from")
 
 
+def _funnel(body):
+    """Clamps `dropped_off.step` into 1..steps-1 and drops a `from` not before `to` (or now)."""
+    if not isinstance(body, dict):
+        return
+    steps, dropped = body.get("steps"), body.get("dropped_off")
+    if isinstance(steps, list) and isinstance(dropped, dict) and isinstance(dropped.get("step"), int):
+        dropped["step"] = max(1, min(dropped["step"], len(steps) - 1))
+    if isinstance(body.get("from"), str) and not isinstance(body.get("to"), str):
+        try:
+            start = datetime.datetime.fromisoformat(body["from"].replace("Z", "+00:00"))
+        except ValueError:
+            return
+        if not start < _NOW - datetime.timedelta(minutes=1):
+            body.pop("from")
+
+
 @schemathesis.hook
 def map_case(context, case):
     meta = case.meta
@@ -155,6 +174,8 @@ def map_case(context, case):
             _ordered(record, "issued_at", "expires_at")
         if case.path == "/api/v1/trends":
             _trend_range(case.body)
+        if case.path == "/api/v1/funnels":
+            _funnel(case.body)
     return case
 
 

@@ -172,6 +172,20 @@ impl TestStack {
         })
         .await;
         anyhow::ensure!(ready.is_some(), "plugin key not accepted within 10 s");
+        // And query-api's directory, through its own watch: until the dashboard key works.
+        let ready = eventually(Duration::from_secs(10), || async {
+            let (status, _) = self
+                .call(
+                    reqwest::Method::GET,
+                    "/api/players?limit=1",
+                    &account.dashboard_key,
+                    None,
+                )
+                .await;
+            (status == 200).then_some(())
+        })
+        .await;
+        anyhow::ensure!(ready.is_some(), "dashboard key not accepted within 10 s");
         Ok(account)
     }
 }

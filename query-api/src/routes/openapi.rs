@@ -5,7 +5,7 @@
 //! served at `/api/plugin/openapi.json`); the all-in-one stack serves the merge of both at
 //! `/api/openapi.json`.
 
-use crate::routes::account_reads::params::MAX_TEXT;
+use crate::queries::player_search::{MAX_SEARCH, MIN_SEARCH};
 use crate::routes::{
     account_reads, admin_accounts, admin_keys, admin_settings, admin_team, chatlog, events,
     events_stream, exchange_rates, flags, funnels, overview, players, punishments, retention,
@@ -135,13 +135,17 @@ fn refinements(doc: &mut Value) {
 /// Spelled out: `\s` means other sets in ECMA-262 and in the fuzzer's Python.
 const WHITE_SPACE: &str = r"\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
 
-/// 1..=`max` characters once trimmed, no NUL (`normalize_display_name`, the player search).
-fn trimmed_text(max: usize) -> String {
+/// `min..=max` characters (`min` 1 or 2) once trimmed, no NUL (`normalize_display_name`: 1,
+/// the player search: 2).
+fn trimmed_text(min: usize, max: usize) -> String {
     let edge = format!("[^{WHITE_SPACE}\\x00]");
-    format!(
-        "^[{WHITE_SPACE}]*{edge}(?:[^\\x00]{{0,{}}}{edge})?[{WHITE_SPACE}]*$",
-        max - 2
-    )
+    let inner = format!("[^\\x00]{{0,{}}}{edge}", max - 2);
+    let rest = if min >= 2 {
+        inner
+    } else {
+        format!("(?:{inner})?")
+    };
+    format!("^[{WHITE_SPACE}]*{edge}{rest}[{WHITE_SPACE}]*$")
 }
 
 /// A character of a team login: neither white space nor a control character (`\x85` is both).
@@ -162,7 +166,7 @@ fn team_rules(doc: &mut Value) {
         doc,
         "NewMemberBody",
         Some("display_name"),
-        json!({"pattern": trimmed_text(100)}),
+        json!({"pattern": trimmed_text(1, 100)}),
     );
 }
 
@@ -211,7 +215,7 @@ fn query_rules(doc: &mut Value) {
         doc,
         "/api/players",
         "search",
-        json!({"pattern": trimmed_text(MAX_TEXT)}),
+        json!({"pattern": trimmed_text(MIN_SEARCH, MAX_SEARCH)}),
     );
 }
 
@@ -270,6 +274,7 @@ mod tests {
     /// at the ends and inside, control characters, the length bounds once trimmed).
     #[test]
     fn trimmed_patterns_agree_with_validation() -> Result<(), regex::Error> {
+        use crate::queries::player_search::PlayerSearch;
         use crate::team::{normalize_display_name, normalize_login};
         let doc = document();
         let schemas = &doc["components"]["schemas"];
@@ -286,6 +291,8 @@ mod tests {
         let long = |n: usize| "x".repeat(n);
         let samples = [
             String::new(),
+            "a".into(),
+            " a ".into(),
             "ab".into(),
             "abc".into(),
             " Owner@Demo.Local ".into(),
@@ -316,9 +323,7 @@ mod tests {
                 normalize_display_name("display_name", text).is_ok(),
                 "display_name {text:?}"
             );
-            let searchable = !text.trim().is_empty()
-                && text.trim().chars().count() <= MAX_TEXT
-                && !text.contains('\0');
+            let searchable = PlayerSearch::parse(text).is_ok();
             assert_eq!(search.is_match(text), searchable, "search {text:?}");
         }
         Ok(())
