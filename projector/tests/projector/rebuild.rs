@@ -273,9 +273,9 @@ async fn rebuilding_twice_is_identical_and_one_model_rebuilds_alone() -> anyhow:
         [
             "players_account_last_seen_idx",
             "players_account_rank_idx",
+            "players_names_trgm_idx",
             "players_pkey",
             "players_username_prefix_idx",
-            "players_username_trgm_idx",
         ]
     );
     let leftovers: i64 = sqlx::query_scalar(

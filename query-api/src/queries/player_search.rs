@@ -4,13 +4,15 @@
 //!
 //! Speed over 1M players (README, "Player search"). Exact newest-first order has two good
 //! plans, and which one is good depends on how common the fragment is:
-//! - a rare fragment: read its few matches through the name indexes of `player_names`
-//!   (prefix: btree `text_pattern_ops`; substring: trigram GIN), then sort them;
+//! - a rare fragment: read its few matches through a name index, then sort them: a prefix
+//!   through `player_names` (btree `text_pattern_ops` over each name), a substring through
+//!   the players' own rows (trigram GIN over all of a player's names, migration 0020, so no
+//!   match is joined back to `players`);
 //! - a common one: walk the newest-seen players (`players_account_last_seen_idx`, at most
 //!   [`RECENT_WINDOW`]) matching the names inside each row (`players.names`); the page fills
 //!   after a few hundred rows, where the index plan would sort tens of thousands of matches.
 //!
-//! The planner's own estimate of the matching names (its statistics on `lower(name)`, one
+//! The planner's own estimate of the matches (its statistics on the index's expression, one
 //! `EXPLAIN`, well under a millisecond) picks which to try first. A wrong guess costs time,
 //! never results: the walk answers only when it holds more than a page, else the index plan
 //! runs too.
@@ -170,8 +172,8 @@ pub async fn search_players(
     pool: &PgPool,
     query: &PlayerQuery<'_>,
 ) -> Result<Vec<PlayerMatch>, sqlx::Error> {
-    if let Some(pattern) = query.search.and_then(PlayerSearch::name_pattern)
-        && estimated_names(pool, query.account_id, pattern).await? >= COMMON_ESTIMATE
+    if let Some(PlayerSearch::Name { pattern, prefix }) = query.search
+        && estimated_names(pool, query.account_id, pattern, *prefix).await? >= COMMON_ESTIMATE
     {
         // The window answers exactly when it holds more than a page of matches: every
         // player outside it was seen before every player in it.
@@ -183,21 +185,30 @@ pub async fn search_players(
     query.run(pool, None).await
 }
 
-/// The planner's estimate of the account's names matching `pattern` (no rows are read).
+/// The planner's estimate of the account's names (a prefix) or players (a substring)
+/// matching `pattern` (no rows are read).
 async fn estimated_names(
     pool: &PgPool,
     account_id: Uuid,
     pattern: &str,
+    prefix: bool,
 ) -> Result<f64, sqlx::Error> {
-    let plan: sqlx::types::JsonValue = sqlx::query_scalar(
+    // A prefix is looked up name by name (player_names_prefix_idx), a substring in the
+    // players' joined names (players_names_trgm_idx): each estimate comes from its index's
+    // statistics.
+    let sql = if prefix {
         "EXPLAIN (FORMAT JSON) SELECT 1 FROM player_names n
-         WHERE n.account_id = $1 AND lower(n.name) LIKE $2",
-    )
-    .bind(account_id)
-    .bind(pattern)
-    .persistent(false)
-    .fetch_one(pool)
-    .await?;
+         WHERE n.account_id = $1 AND lower(n.name) LIKE $2"
+    } else {
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM players p
+         WHERE p.account_id = $1 AND player_names_text(p.names) LIKE $2"
+    };
+    let plan: sqlx::types::JsonValue = sqlx::query_scalar(sql)
+        .bind(account_id)
+        .bind(pattern)
+        .persistent(false)
+        .fetch_one(pool)
+        .await?;
     Ok(plan
         .pointer("/0/Plan/Plan Rows")
         .and_then(serde_json::Value::as_f64)
@@ -243,10 +254,25 @@ impl PlayerQuery<'_> {
                     .push_bind(pattern.clone())
                     .push(")))");
             }
-            Some(PlayerSearch::Name { pattern, .. }) => {
+            Some(PlayerSearch::Name {
+                pattern,
+                prefix: true,
+            }) => {
                 sql.push(" AND p.uuid IN (SELECT n.player_uuid FROM player_names n WHERE n.account_id = ")
                     .push_bind(self.account_id)
                     .push(" AND lower(n.name) LIKE ")
+                    .push_bind(pattern.clone())
+                    .push(")");
+            }
+            // The joined names through players_names_trgm_idx (migration 0020), then the exact
+            // test name by name: a fragment holding a newline could match across two names.
+            Some(PlayerSearch::Name {
+                pattern,
+                prefix: false,
+            }) => {
+                sql.push(" AND player_names_text(p.names) LIKE ")
+                    .push_bind(pattern.clone())
+                    .push(" AND EXISTS (SELECT 1 FROM unnest(p.names) AS n WHERE lower(n) LIKE ")
                     .push_bind(pattern.clone())
                     .push(")");
             }

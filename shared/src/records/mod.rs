@@ -18,7 +18,7 @@
 //! | `group` -> `players.rank` | `text`, btree `players_account_rank_idx` | <= 64 chars = <= 256 bytes |
 //! | punishment `source_plugin` + `external_id` | `text`, unique btree `punishments_external_idx`, `punishment_revokes_external_idx` | <= 64 + 128 chars = <= 768 bytes |
 //! | custom `name` | `text`, btree `events_account_name_time_idx` | `^[a-z0-9_]{1,64}$` |
-//! | `player_name` -> `players.username` | `text`, btree `players_username_prefix_idx` on `lower()`, GIN trigram | <= 64 chars = <= 256 bytes |
+//! | `player_name` -> `players.username` | `text`, btree `players_username_prefix_idx` on `lower()`; GIN trigram over all names (`players_names_trgm_idx`) | <= 64 chars = <= 256 bytes |
 //! | chat `message` | `text`, GIN trigram `chat_messages_message_trgm_idx` (trigrams only: no entry limit) | length in characters |
 //! | custom `properties` | `json` (sent text, verbatim) | object, <= 64 KiB, <= 64 deep, no `\u0000` or unpaired surrogate in any string or key |
 //! | heartbeat `player_count`, `max_players` | `integer` | `0..=2^31-1` |
