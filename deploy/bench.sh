@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark on private servers and writes target/bench/report.json plus a table.
 #
-#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search]
+#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search|alerts]
 #
 #   --quick   a small version that finishes in a couple of minutes (CI runs it via test.sh)
 #   --debug   use the debug build (what test.sh has already built) instead of a release build;
@@ -9,13 +9,14 @@
 #   --only P  run only the write phases (ingest, projector, baselines) or the read phases
 #             (live stream, open streams, reads on the large dataset, the staff dashboard's
 #             Overview, 30-day server chart, pages and sign-in), or only the search targets
-#             (player search, chat keyword search, the chat index's cost to the projector)
+#             (player search, chat keyword search, the chat index's cost to the projector),
+#             or only the alerts target (plugin write -> signed webhook at a local receiver)
 #
 # It builds warden-bench (one cargo build), starts a private nats-server with
 # `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's
 # durable settings (fsync on, unlike test.sh's throw-away cluster), both on free loopback ports
 # under a temporary directory, runs `warden-bench run`, and removes everything at exit.
-# warden-bench starts ingest, projector and query-api as child processes on loopback.
+# warden-bench starts ingest, projector, query-api and the notifier as child processes on loopback.
 set -euo pipefail
 
 # shellcheck source=deploy/lib.sh
@@ -31,7 +32,7 @@ while (($#)); do
     case "$arg" in
     --quick) quick=(--quick) ;;
     --only)
-        [[ $# -gt 0 ]] || die "--only needs writes, reads or search"
+        [[ $# -gt 0 ]] || die "--only needs writes, reads, search or alerts"
         only=(--only "$1")
         shift
         ;;

@@ -8,9 +8,10 @@
 #   pg/          data/ (cluster), run/ (unix socket), postgres.log
 #   logs/        stack.log, demo-fleet.log
 #   ports.env    chosen ports, reused on restart
-#   secrets.env  ADMIN_KEY, IP_HASH_KEY (chmod 600), reused on restart
+#   secrets.env  ADMIN_KEY, IP_HASH_KEY, WEBHOOK_SECRETS_KEY (chmod 600), reused on restart
 #   stack.env    BASE_URL, ADMIN_KEY, ACCOUNT_ID, PLUGIN_KEY, DASHBOARD_KEY, DASHBOARD_LOGIN,
-#                DASHBOARD_PASSWORD (chmod 600)
+#                DASHBOARD_PASSWORD, NATS_URL, DATABASE_URL, WEBHOOK_SECRETS_KEY,
+#                WEBHOOK_ALLOW_NETWORKS (chmod 600)
 #   stack.pid    pid of target/release/stack
 #   demo-fleet.pid  pid of target/release/demo-fleet (up.sh --demo)
 
@@ -209,6 +210,18 @@ ensure_pyyaml_installed() {
         die "pip install pyyaml==$PYYAML_VERSION failed"
 }
 
+# standardwebhooks in .local/venv, for tests/webhooks/receiver.py: the alert tests' webhook
+# receiver verifies every signature with this reference implementation, not with our own code.
+STANDARDWEBHOOKS_VERSION="1.1.0"
+ensure_standardwebhooks_installed() {
+    ensure_nats_installed
+    [[ "$("$VENV_DIR/bin/python" -c 'import importlib.metadata as m; print(m.version("standardwebhooks"))' 2>/dev/null)" == "$STANDARDWEBHOOKS_VERSION" ]] &&
+        return 0
+    log "installing standardwebhooks==$STANDARDWEBHOOKS_VERSION into $VENV_DIR"
+    "$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check "standardwebhooks==$STANDARDWEBHOOKS_VERSION" ||
+        die "pip install standardwebhooks==$STANDARDWEBHOOKS_VERSION failed"
+}
+
 # Schemathesis in .local/venv, for deploy/fuzz.sh (the OpenAPI-driven fuzzer run).
 SCHEMATHESIS_VERSION="4.32.5"
 ensure_schemathesis_installed() {
@@ -268,19 +281,28 @@ choose_ports() {
     printf 'NATS_PORT=%s\nPG_PORT=%s\nHTTP_PORT=%s\n' "$NATS_PORT" "$PG_PORT" "$HTTP_PORT" >"$PORTS_ENV"
 }
 
-# Loads ADMIN_KEY and IP_HASH_KEY from .local/secrets.env, generating them on first start.
+# Loads ADMIN_KEY, IP_HASH_KEY and WEBHOOK_SECRETS_KEY from .local/secrets.env, generating them
+# on first start.
 ensure_secrets() {
     if [[ ! -f "$SECRETS_ENV" ]]; then
-        log "generating ADMIN_KEY and IP_HASH_KEY into $SECRETS_ENV"
+        log "generating ADMIN_KEY, IP_HASH_KEY and WEBHOOK_SECRETS_KEY into $SECRETS_ENV"
         mkdir -p "$LOCAL_DIR"
         (
             umask 077
-            printf 'ADMIN_KEY=wdn_admin_%s\nIP_HASH_KEY=%s\n' "$(random_hex 32)" "$(random_hex 32)" >"$SECRETS_ENV"
+            printf 'ADMIN_KEY=wdn_admin_%s\nIP_HASH_KEY=%s\nWEBHOOK_SECRETS_KEY=%s\n' \
+                "$(random_hex 32)" "$(random_hex 32)" "$(random_hex 32)" >"$SECRETS_ENV"
         )
+    fi
+    # Added with alerts (issue 17): a secrets file from before then gets the key appended once,
+    # never replaced (replacing it would leave every sealed webhook secret unopenable).
+    if ! grep -q '^WEBHOOK_SECRETS_KEY=.' "$SECRETS_ENV"; then
+        log "generating WEBHOOK_SECRETS_KEY into $SECRETS_ENV"
+        printf 'WEBHOOK_SECRETS_KEY=%s\n' "$(random_hex 32)" >>"$SECRETS_ENV"
     fi
     chmod 600 "$SECRETS_ENV"
     ADMIN_KEY="$(sed -n 's/^ADMIN_KEY=//p' "$SECRETS_ENV")"
     IP_HASH_KEY="$(sed -n 's/^IP_HASH_KEY=//p' "$SECRETS_ENV")"
+    WEBHOOK_SECRETS_KEY="$(sed -n 's/^WEBHOOK_SECRETS_KEY=//p' "$SECRETS_ENV")"
     [[ -n "$ADMIN_KEY" && -n "$IP_HASH_KEY" ]] || die "$SECRETS_ENV is missing ADMIN_KEY or IP_HASH_KEY; delete it to regenerate"
 }
 

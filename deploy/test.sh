@@ -43,6 +43,7 @@ ensure_postgres_installed
 ensure_nats_installed
 ensure_pyyaml_installed
 ensure_schemathesis_installed
+ensure_standardwebhooks_installed
 log "PostgreSQL: $PG_BIN; nats-server: $("$NATS_BIN" --version)"
 ensure_chromium_installed
 ensure_node_installed

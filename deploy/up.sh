@@ -9,7 +9,8 @@
 #                 foreground tailing the log; Ctrl-C stops everything like deploy/down.sh)
 #   --demo        also start the demo fleet (target/release/demo-fleet): simulated game servers
 #                 writing to the demo account with its plugin key, so the dashboard comes alive
-#                 (log: .local/logs/demo-fleet.log; ./deploy/down.sh stops it)
+#                 (log: .local/logs/demo-fleet.log; ./deploy/down.sh stops it); its first start
+#                 for an account backfills 30 days of history (FLEET_HISTORY_DAYS, 0: none)
 #   --infra-only  start only nats-server and PostgreSQL (for running services with cargo run);
 #                 implies --detach
 #
@@ -98,7 +99,11 @@ stop_fleet
 stop_stack
 log "starting $STACK_BIN on $BASE_URL (log: $STACK_LOG)"
 printf '\n----- %s deploy/up.sh starting stack -----\n' "$(date -u +%FT%TZ)" >>"$STACK_LOG"
+# WEBHOOK_ALLOW_NETWORKS=loopback: alert destinations may be a receiver on this machine
+# (http://127.0.0.1:PORT/...), which a production deployment refuses (README, "Configuration").
+WEBHOOK_ALLOW_NETWORKS="${WEBHOOK_ALLOW_NETWORKS:-loopback}"
 BIND_ADDR="127.0.0.1:$HTTP_PORT" ADMIN_KEY="$ADMIN_KEY" IP_HASH_KEY="$IP_HASH_KEY" \
+    WEBHOOK_SECRETS_KEY="$WEBHOOK_SECRETS_KEY" WEBHOOK_ALLOW_NETWORKS="$WEBHOOK_ALLOW_NETWORKS" \
     LOG_FORMAT="${LOG_FORMAT:-pretty}" RUST_LOG="${RUST_LOG:-info}" \
     setsid "$STACK_BIN" </dev/null >>"$STACK_LOG" 2>&1 &
 stack_pid=$!
@@ -220,6 +225,8 @@ fi
         printf 'DASHBOARD_PASSWORD=%q\n' "$DASHBOARD_PASSWORD"
         printf 'NATS_URL=%q\n' "$NATS_URL"
         printf 'DATABASE_URL=%q\n' "$DATABASE_URL"
+        printf 'WEBHOOK_SECRETS_KEY=%q\n' "$WEBHOOK_SECRETS_KEY"
+        printf 'WEBHOOK_ALLOW_NETWORKS=%q\n' "$WEBHOOK_ALLOW_NETWORKS"
     } >"$STACK_ENV"
 )
 chmod 600 "$STACK_ENV"
@@ -238,6 +245,9 @@ The local stack is up.
 Try:
   curl -s -H "Authorization: Bearer $DASHBOARD_KEY" $BASE_URL/api/servers
 
+Alerts: webhook destinations may point at this machine (WEBHOOK_ALLOW_NETWORKS=$WEBHOOK_ALLOW_NETWORKS),
+so a local receiver works, e.g. http://127.0.0.1:9000/hook (add it on $BASE_URL/alerts).
+
 Logs: $STACK_LOG, $NATS_LOG, $PG_LOG
 Stop: ./deploy/down.sh
 EOF
@@ -246,8 +256,14 @@ if [[ "$demo" == true ]]; then
     section "demo fleet"
     log "starting $FLEET_BIN against $BASE_URL (log: $FLEET_LOG)"
     printf '\n----- %s deploy/up.sh starting demo fleet -----\n' "$(date -u +%FT%TZ)" >>"$FLEET_LOG"
+    # The first start for an account also backfills 30 days of history (retention and trend
+    # charts); the fleet creates the marker once that history is stored and skips it while
+    # the marker exists, so a restart does not send it again (FLEET_HISTORY_DAYS=0: none).
+    HISTORY_MARKER="$LOCAL_DIR/demo-history-$ACCOUNT_ID.done"
+    [[ -f "$HISTORY_MARKER" ]] || log "the fleet backfills ${FLEET_HISTORY_DAYS:-30} days of history first"
     # Only what the fleet needs from $STACK_ENV: the base URL and the demo account's plugin key.
     BASE_URL="$BASE_URL" PLUGIN_KEY="$PLUGIN_KEY" RUST_LOG="${RUST_LOG:-info}" \
+        FLEET_HISTORY_DAYS="${FLEET_HISTORY_DAYS:-30}" FLEET_HISTORY_MARKER="$HISTORY_MARKER" \
         setsid "$FLEET_BIN" </dev/null >>"$FLEET_LOG" 2>&1 &
     fleet_pid=$!
     echo "$fleet_pid" >"$FLEET_PID"

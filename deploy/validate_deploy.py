@@ -70,8 +70,8 @@ def check_k8s():
     known |= {("Secret", c["metadata"]["name"] + "-app") for c in clusters}
 
     deployments = by_kind.get("Deployment", [])
-    check({d["metadata"]["name"] for d in deployments} >= {"ingest", "query-api", "projector"},
-          "k8s: Deployments for ingest, query-api and projector")
+    check({d["metadata"]["name"] for d in deployments} >= {"ingest", "query-api", "projector", "notifier"},
+          "k8s: Deployments for ingest, query-api, projector and notifier")
     pdbs = by_kind.get("PodDisruptionBudget", [])
     for d in deployments:
         name, spec = d["metadata"]["name"], d["spec"]
@@ -122,7 +122,7 @@ def check_k8s():
                     check(not ingress_matches(path["path"], path.get("pathType"), ops),
                           f"Ingress: {path['path']} routes {ops}, which must not be reachable from outside")
     check_routes("Ingress", routes, ("/api/", "/events", "/assets/", "/", "/login", "/players",
-                                     "/punishments", "/anticheat", "/chat", "/overview"))
+                                     "/punishments", "/anticheat", "/chat", "/overview", "/alerts"))
 
 
 # Readiness and metrics: for probes and Prometheus inside the cluster, never routed by the edge.
@@ -146,13 +146,16 @@ def check_routes(what, routes, to_query_api):
 
 
 # The operator's keys each service reads: a service is given the ones it needs and no other
-# (the projector serves no API, so it never holds ADMIN_KEY).
+# (the projector and the notifier serve no API, so they never hold ADMIN_KEY; only query-api,
+# which seals webhook signing secrets, and the notifier, which opens them, hold
+# WEBHOOK_SECRETS_KEY).
 KEYS_NEEDED = {
     "ingest": {"ADMIN_KEY", "IP_HASH_KEY"},
-    "query-api": {"ADMIN_KEY"},
+    "query-api": {"ADMIN_KEY", "WEBHOOK_SECRETS_KEY"},
     "projector": set(),
+    "notifier": {"WEBHOOK_SECRETS_KEY"},
 }
-KEYS = {"ADMIN_KEY", "IP_HASH_KEY"}
+KEYS = {"ADMIN_KEY", "IP_HASH_KEY", "WEBHOOK_SECRETS_KEY"}
 KEYS_ALLOWED = {"query-api": {"IP_HASH_KEY"}}  # optional there: the audit log's IP hashes
 
 
@@ -170,7 +173,8 @@ def check_compose():
     path = os.path.join(DEPLOY, "compose.yaml")
     compose = load_all(path)[0]
     services = compose.get("services", {})
-    for name in ("nats-1", "nats-2", "nats-3", "postgres", "ingest", "projector", "query-api", "edge"):
+    for name in ("nats-1", "nats-2", "nats-3", "postgres", "ingest", "projector", "notifier", "query-api",
+                 "edge"):
         check(name in services, f"compose: service {name} missing")
     check(services.get("ingest", {}).get("deploy", {}).get("replicas") == 2, "compose: ingest x2")
     for name, service in services.items():
@@ -235,7 +239,8 @@ def docker_compose_config():
     if not docker or subprocess.run([docker, "compose", "version"], capture_output=True).returncode:
         print("note: the docker compose plugin is not installed; skipped `docker compose config -q`")
         return
-    env = dict(os.environ, ADMIN_KEY=os.environ.get("ADMIN_KEY", "x"), IP_HASH_KEY="x")
+    env = dict(os.environ, ADMIN_KEY=os.environ.get("ADMIN_KEY", "x"), IP_HASH_KEY="x",
+               WEBHOOK_SECRETS_KEY="x" * 32)
     run = subprocess.run([docker, "compose", "-f", os.path.join(DEPLOY, "compose.yaml"), "config", "-q"],
                          capture_output=True, text=True, env=env)
     check(run.returncode == 0, f"docker compose config: {run.stderr.strip()}")

@@ -1,5 +1,6 @@
 //! The consumer loop: read the log from the checkpoint with an ordered pull consumer, apply it
-//! chunk by chunk, and on any outage start again from the checkpoint.
+//! chunk by chunk, and on any outage start again from the checkpoint. One loop for every
+//! consumer of the log ([`ChunkSink`]): the projector, and the notifier's evaluator.
 //!
 //! Nothing is acknowledged to JetStream: the ordered consumer is ephemeral, and the checkpoint
 //! committed with each chunk's writes is the only record of progress.
@@ -10,10 +11,13 @@ use crate::lag;
 use crate::leadership;
 use crate::projections::{self, ChunkOutcome, Delivered};
 use crate::startup::Projector;
+use async_nats::jetstream;
 use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::consumer::pull::{Ordered, OrderedConfig};
 use futures::StreamExt;
+use std::future::Future;
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -24,178 +28,207 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// restarted nats-server is noticed within seconds rather than the default 30.
 const PULL_EXPIRES: Duration = Duration::from_secs(5);
 
+/// Where a consumer of the log reads: the stream, the subjects, how chunks are cut, and the
+/// NATS reconnections (a reconnect sends it back to its checkpoint).
+#[derive(Debug, Clone)]
+pub(crate) struct LogReader {
+    pub(crate) stream: jetstream::stream::Stream,
+    pub(crate) filter_subject: String,
+    pub(crate) batch_max: usize,
+    pub(crate) batch_wait: Duration,
+    pub(crate) reconnects: watch::Receiver<u64>,
+}
+
+/// What a consumer does with the log: where it resumes, and applying one chunk together with
+/// its own checkpoint (the projector's read models, the notifier's evaluator).
+pub(crate) trait ChunkSink: Sync {
+    /// The counter of outages that sent it back to its checkpoint.
+    const RETRIES_METRIC: &'static str;
+
+    /// The last sequence its checkpoint covers: consumption resumes right after it.
+    fn resume_after(&self) -> impl Future<Output = Result<u64, ProjectorError>> + Send;
+
+    /// Applies `delivered` (in log order) and moves the checkpoint in one transaction;
+    /// `pending` is how many log messages follow the chunk, when known.
+    fn apply(
+        &self,
+        delivered: &[Delivered],
+        pending: Option<u64>,
+    ) -> impl Future<Output = Result<(), ProjectorError>> + Send;
+}
+
 impl Projector {
     /// Consumes the event log into the read models until `shutdown` fires, while this instance
     /// is the leader ([`crate::leadership`]); as a standby it waits to take over.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let stop_watching = shutdown.child_token();
-        let watching = lag::watch(&self.stream, &self.progress, &self.pool, &stop_watching);
+        let watching = lag::watch(
+            &self.reader.stream,
+            &self.progress,
+            &self.pool,
+            &stop_watching,
+        );
+        let this = &self;
         let leading = async {
-            let led = self.lead(&shutdown).await;
+            let stream = this.reader.stream.cached_info().config.name.clone();
+            let set_leader = |leader: bool| {
+                this.progress.set_leader(leader);
+                metrics::gauge!("projector_leader").set(if leader { 1.0 } else { 0.0 });
+            };
+            let led = leadership::lead(
+                &this.pool,
+                leadership::PROJECTOR,
+                &stream,
+                &shutdown,
+                set_leader,
+                |term| async move { consume(&this.reader, this, &term).await },
+            )
+            .await;
             stop_watching.cancel();
             led
         };
         let (led, ()) = tokio::join!(leading, watching);
         led
     }
+}
 
-    /// Takes the lead when it can and consumes while it holds it, until `shutdown`.
-    async fn lead(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
-        let stream = self.stream.cached_info().config.name.clone();
-        loop {
-            let Some(session) = leadership::become_leader(&self.pool, &stream, shutdown).await
-            else {
-                return Ok(());
-            };
-            self.progress.set_leader(true);
-            metrics::gauge!("projector_leader").set(1.0);
-            let term = shutdown.child_token();
-            let consumed = {
-                let held = leadership::hold(session, &stream, &term);
-                tokio::pin!(held);
+/// Consumes until `shutdown` fires. Outages of NATS or PostgreSQL are retried forever with
+/// capped exponential backoff, resuming each time from the sink's checkpoint in PostgreSQL.
+pub(crate) async fn consume<S: ChunkSink>(
+    reader: &LogReader,
+    sink: &S,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        match consume_from_checkpoint(reader, sink, shutdown, &mut backoff).await {
+            // A pass only ends without an error when shutdown fires.
+            Ok(()) => return Ok(()),
+            Err(error) => {
+                metrics::counter!(S::RETRIES_METRIC).increment(1);
+                tracing::warn!(
+                    error = %error,
+                    retry_in_ms = backoff.as_millis() as u64,
+                    "consumption interrupted; resuming from the checkpoint"
+                );
                 tokio::select! {
-                    result = self.consume(&term) => {
-                        // Let `hold` release the lock: dropped instead, its session would go
-                        // back to the pool still holding it, and while anything else keeps
-                        // the pool alive (a readiness probe) no standby could take over.
-                        term.cancel();
-                        (&mut held).await;
-                        result
-                    }
-                    () = &mut held => Ok(()),
+                    () = shutdown.cancelled() => return Ok(()),
+                    () = tokio::time::sleep(backoff) => {}
                 }
-            };
-            term.cancel();
-            self.progress.set_leader(false);
-            metrics::gauge!("projector_leader").set(0.0);
-            consumed?;
-            if shutdown.is_cancelled() {
-                return Ok(());
+                backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }
     }
+}
 
-    /// Consumes until `shutdown` fires. Outages of NATS or PostgreSQL are retried forever with
-    /// capped exponential backoff, resuming each time from the checkpoint in PostgreSQL.
-    async fn consume(&self, shutdown: &CancellationToken) -> anyhow::Result<()> {
-        let mut backoff = MIN_BACKOFF;
-        loop {
-            match self.consume_from_checkpoint(shutdown, &mut backoff).await {
-                // A pass only ends without an error when shutdown fires.
-                Ok(()) => return Ok(()),
-                Err(error) => {
-                    metrics::counter!("projector_retries_total").increment(1);
-                    tracing::warn!(
-                        error = %error,
-                        retry_in_ms = backoff.as_millis() as u64,
-                        "projection interrupted; resuming from the checkpoint"
-                    );
-                    tokio::select! {
-                        () = shutdown.cancelled() => return Ok(()),
-                        () = tokio::time::sleep(backoff) => {}
-                    }
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
-                }
-            }
-        }
-    }
+/// One pass: read the checkpoint, open a consumer right after it, apply chunks until shutdown
+/// (`Ok`) or the first failure. `backoff` is reset whenever a chunk commits.
+async fn consume_from_checkpoint<S: ChunkSink>(
+    reader: &LogReader,
+    sink: &S,
+    shutdown: &CancellationToken,
+    backoff: &mut Duration,
+) -> Result<(), ProjectorError> {
+    let mut reconnects = reader.reconnects.clone();
+    reconnects.borrow_and_update();
+    let messages = tokio::select! {
+        biased;
+        () = shutdown.cancelled() => return Ok(()),
+        opened = open_from_checkpoint(reader, sink) => opened?,
+    };
+    let chunks =
+        tokio_stream::StreamExt::chunks_timeout(messages, reader.batch_max, reader.batch_wait);
+    tokio::pin!(chunks);
 
-    /// One pass: read the checkpoint, open a consumer right after it, apply chunks until
-    /// shutdown (`Ok`) or the first failure. `backoff` is reset whenever a chunk commits.
-    async fn consume_from_checkpoint(
-        &self,
-        shutdown: &CancellationToken,
-        backoff: &mut Duration,
-    ) -> Result<(), ProjectorError> {
-        let mut reconnects = self.reconnects.clone();
-        reconnects.borrow_and_update();
-        let messages = tokio::select! {
+    loop {
+        let chunk = tokio::select! {
             biased;
             () = shutdown.cancelled() => return Ok(()),
-            opened = self.open_from_checkpoint() => opened?,
+            // After a reconnect the ephemeral consumer may be gone with a restarted server;
+            // async-nats would notice only after missed heartbeats and retries (~15 s).
+            Ok(()) = reconnects.changed() => {
+                return Err(ProjectorError::event_log("reconnected to NATS"));
+            }
+            chunk = chunks.next() => chunk,
         };
-        let chunks =
-            tokio_stream::StreamExt::chunks_timeout(messages, self.batch_max, self.batch_wait);
-        tokio::pin!(chunks);
-
-        loop {
-            let chunk = tokio::select! {
-                biased;
-                () = shutdown.cancelled() => return Ok(()),
-                // After a reconnect the ephemeral consumer may be gone with a restarted server;
-                // async-nats would notice only after missed heartbeats and retries (~15 s).
-                Ok(()) = reconnects.changed() => {
-                    return Err(ProjectorError::event_log("reconnected to NATS"));
-                }
-                chunk = chunks.next() => chunk,
-            };
-            let Some(chunk) = chunk else {
-                return Err(ProjectorError::event_log("the ordered consumer ended"));
-            };
-            // Apply what arrived in order before a failure, then start over from there.
-            let mut delivered = Vec::with_capacity(chunk.len());
-            let mut pending = None;
-            let mut failure = None;
-            for item in chunk {
-                match item {
-                    Ok(message) => match message.info() {
-                        Ok(info) => {
-                            pending = Some(info.pending);
-                            delivered.push(Delivered {
-                                stream_sequence: info.stream_sequence,
-                                subject: message.subject.to_string(),
-                                payload: message.payload.clone(),
-                            });
-                        }
-                        Err(error) => {
-                            failure = Some(ProjectorError::event_log(error));
-                            break;
-                        }
-                    },
+        let Some(chunk) = chunk else {
+            return Err(ProjectorError::event_log("the ordered consumer ended"));
+        };
+        // Apply what arrived in order before a failure, then start over from there.
+        let mut delivered = Vec::with_capacity(chunk.len());
+        let mut pending = None;
+        let mut failure = None;
+        for item in chunk {
+            match item {
+                Ok(message) => match message.info() {
+                    Ok(info) => {
+                        pending = Some(info.pending);
+                        delivered.push(Delivered {
+                            stream_sequence: info.stream_sequence,
+                            subject: message.subject.to_string(),
+                            payload: message.payload.clone(),
+                        });
+                    }
                     Err(error) => {
                         failure = Some(ProjectorError::event_log(error));
                         break;
                     }
+                },
+                Err(error) => {
+                    failure = Some(ProjectorError::event_log(error));
+                    break;
                 }
             }
-            if !delivered.is_empty() {
-                self.apply(&delivered, pending).await?;
-                *backoff = MIN_BACKOFF;
-            }
-            if let Some(error) = failure {
-                return Err(error);
-            }
+        }
+        if !delivered.is_empty() {
+            sink.apply(&delivered, pending).await?;
+            *backoff = MIN_BACKOFF;
+        }
+        if let Some(error) = failure {
+            return Err(error);
         }
     }
+}
 
-    /// Reads the checkpoint and opens an ordered consumer on the message right after it.
-    async fn open_from_checkpoint(&self) -> Result<Ordered, ProjectorError> {
+/// Reads the sink's checkpoint and opens an ordered consumer on the message right after it.
+async fn open_from_checkpoint<S: ChunkSink>(
+    reader: &LogReader,
+    sink: &S,
+) -> Result<Ordered, ProjectorError> {
+    let resume_after = sink.resume_after().await?;
+    let deliver_policy = match resume_after {
+        0 => DeliverPolicy::All,
+        last => DeliverPolicy::ByStartSequence {
+            start_sequence: last + 1,
+        },
+    };
+    let consumer = reader
+        .stream
+        .create_consumer(OrderedConfig {
+            filter_subject: reader.filter_subject.clone(),
+            deliver_policy,
+            max_expires: PULL_EXPIRES,
+            ..Default::default()
+        })
+        .await
+        .map_err(ProjectorError::event_log)?;
+    let messages = consumer
+        .messages()
+        .await
+        .map_err(ProjectorError::event_log)?;
+    tracing::info!(resume_after, "consuming the event log");
+    Ok(messages)
+}
+
+impl ChunkSink for Projector {
+    const RETRIES_METRIC: &'static str = "projector_retries_total";
+
+    async fn resume_after(&self) -> Result<u64, ProjectorError> {
         let names = projections::checkpoint_names();
         checkpoint::ensure(&self.pool, &names).await?;
         let resume_after = checkpoint::resume_after(&self.pool, &names).await?;
         self.progress.set_applied(resume_after, None);
-        let deliver_policy = match resume_after {
-            0 => DeliverPolicy::All,
-            last => DeliverPolicy::ByStartSequence {
-                start_sequence: last + 1,
-            },
-        };
-        let consumer = self
-            .stream
-            .create_consumer(OrderedConfig {
-                filter_subject: self.filter_subject.clone(),
-                deliver_policy,
-                max_expires: PULL_EXPIRES,
-                ..Default::default()
-            })
-            .await
-            .map_err(ProjectorError::event_log)?;
-        let messages = consumer
-            .messages()
-            .await
-            .map_err(ProjectorError::event_log)?;
-        tracing::info!(resume_after, "consuming the event log");
-        Ok(messages)
+        Ok(resume_after)
     }
 
     /// Applies one chunk in one transaction and records what it did.

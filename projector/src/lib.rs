@@ -6,6 +6,7 @@
 //! skips one. Each read model (the event timeline, players, servers, sessions, punishments,
 //! anti-cheat flags, chat) is one module of [`projections`] with its own tables and checkpoint.
 
+pub mod alerts;
 mod checkpoint;
 pub mod config;
 mod consumer;

@@ -1,9 +1,10 @@
 //! The projector binary: `run` (default) consumes the event log; `migrate` applies the schema;
 //! `rebuild` replays the log into fresh tables and swaps them in; `parked` lists and re-applies
-//! parked messages.
+//! parked messages; `notify` runs the notifier (alert rules and webhook delivery).
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use projector::alerts::{NotifierApp, NotifierConfig};
 use projector::parked::{self, Retried, Selection};
 use projector::projections::{self, ReadModel};
 use projector::rebuild::{RebuildOptions, rebuild};
@@ -29,6 +30,9 @@ enum Command {
     Run,
     /// Apply the database migrations and exit.
     Migrate,
+    /// Run the notifier until SIGINT/SIGTERM: evaluate the alert rules against the event log
+    /// and deliver the notifications to webhooks and Discord.
+    Notify,
     /// Replay the event log into fresh tables and swap them in, while the live projector runs.
     Rebuild {
         /// Rebuild only this read model (repeatable); every read model when absent.
@@ -83,6 +87,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Run => run().await,
+        Command::Notify => notify().await,
         Command::Parked { action } => parked_command(action).await,
         Command::Rebuild {
             models,
@@ -131,6 +136,19 @@ async fn run() -> anyhow::Result<()> {
     shared::shutdown::run_until_signal(shutdown, running)
         .await
         .context("the projector did not stop within the shutdown deadline")?
+}
+
+async fn notify() -> anyhow::Result<()> {
+    let config = NotifierConfig::from_env()?;
+    shared::telemetry::init_tracing(config.common.log_format);
+    let app = NotifierApp::build(config).await?;
+    tracing::info!(ops = %app.local_addr(), "notifier started");
+
+    let shutdown = CancellationToken::new();
+    let running = app.run_until_stopped(shutdown.clone());
+    shared::shutdown::run_until_signal(shutdown, running)
+        .await
+        .context("the notifier did not stop within the shutdown deadline")?
 }
 
 async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {

@@ -2,6 +2,7 @@
 //! it (ops HTTP endpoints).
 
 use crate::config::Config;
+use crate::consumer::LogReader;
 use crate::lag::{self, Progress};
 use crate::{MIGRATOR, projections};
 use anyhow::Context;
@@ -14,7 +15,6 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// The event-log consumer that keeps the read models up to date.
@@ -22,13 +22,9 @@ pub struct Projector {
     /// Probes `postgres`, `nats` and `projector_lag`.
     pub readiness: Readiness,
     pub(crate) pool: PgPool,
-    pub(crate) stream: jetstream::stream::Stream,
-    pub(crate) filter_subject: String,
-    pub(crate) batch_max: usize,
-    pub(crate) batch_wait: Duration,
+    /// The stream, the subjects and the chunking it reads with.
+    pub(crate) reader: LogReader,
     pub(crate) progress: Progress,
-    /// Counts reconnections to NATS (not the first connection).
-    pub(crate) reconnects: watch::Receiver<u64>,
 }
 
 impl Projector {
@@ -64,12 +60,14 @@ impl Projector {
         Ok(Projector {
             readiness,
             pool,
-            stream,
-            filter_subject: event_log.subjects().all_events(),
-            batch_max: config.batch_max.max(1),
-            batch_wait: config.batch_wait,
+            reader: LogReader {
+                stream,
+                filter_subject: event_log.subjects().all_events(),
+                batch_max: config.batch_max.max(1),
+                batch_wait: config.batch_wait,
+                reconnects,
+            },
             progress,
-            reconnects,
         })
     }
 }
@@ -82,15 +80,26 @@ fn readiness(
     stream: &jetstream::stream::Stream,
     progress: &Progress,
 ) -> Readiness {
-    let lag_pool = pool.clone();
-    let (pool, client, stream, progress) = (
-        pool.clone(),
-        client.clone(),
-        stream.clone(),
-        progress.clone(),
-    );
+    let (stream, progress, lag_pool) = (stream.clone(), progress.clone(), pool.clone());
+    connectivity(["projector_postgres", "projector_nats"], pool, client).with(
+        "projector_lag",
+        move || {
+            let (stream, progress, pool) = (stream.clone(), progress.clone(), lag_pool.clone());
+            async move { lag::measure(&stream, &progress, &pool).await }
+        },
+    )
+}
+
+/// Probes named `[postgres, nats]`: PostgreSQL answers, and the NATS connection is up (the
+/// projector's and the notifier's).
+pub(crate) fn connectivity(
+    [postgres, nats]: [&'static str; 2],
+    pool: &PgPool,
+    client: &async_nats::Client,
+) -> Readiness {
+    let (pool, client) = (pool.clone(), client.clone());
     Readiness::new()
-        .with("projector_postgres", move || {
+        .with(postgres, move || {
             let pool = pool.clone();
             async move {
                 match sqlx::query("SELECT 1").execute(&pool).await {
@@ -99,7 +108,7 @@ fn readiness(
                 }
             }
         })
-        .with("projector_nats", move || {
+        .with(nats, move || {
             let state = client.connection_state();
             async move {
                 match state {
@@ -107,10 +116,6 @@ fn readiness(
                     other => Err(format!("NATS is {other}")),
                 }
             }
-        })
-        .with("projector_lag", move || {
-            let (stream, progress, pool) = (stream.clone(), progress.clone(), lag_pool.clone());
-            async move { lag::measure(&stream, &progress, &pool).await }
         })
 }
 
@@ -201,25 +206,46 @@ impl App {
     /// half fails, the other is stopped too. Once stopping, both get the shutdown deadline
     /// ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let stop = shutdown.child_token();
-        let serving = self.ops.serve(stop.clone());
-        let running = async {
-            let (projected, served) = tokio::join!(
-                async {
-                    let result = self.projector.run(stop.clone()).await;
-                    stop.cancel();
-                    result
-                },
-                async {
-                    let result = serving.await;
-                    stop.cancel();
-                    result
-                }
-            );
-            projected?;
-            served.context("serving the ops endpoints")?;
-            Ok(())
-        };
-        within_deadline("the projector", &stop, running).await
+        let projector = self.projector;
+        run_beside_ops("the projector", self.ops, shutdown, |stop| {
+            projector.run(stop)
+        })
+        .await
     }
+}
+
+/// Runs `work` and serves `ops` until `shutdown`; when either half fails, the other is stopped
+/// too. Once stopping, both get the shutdown deadline to finish (the projector's and the
+/// notifier's process).
+pub(crate) async fn run_beside_ops<F, Fut>(
+    what: &str,
+    ops: BoundRouter,
+    shutdown: CancellationToken,
+    work: F,
+) -> anyhow::Result<()>
+where
+    F: FnOnce(CancellationToken) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let stop = shutdown.child_token();
+    let serving = ops.serve(stop.clone());
+    let working = work(stop.clone());
+    let running = async {
+        let (worked, served) = tokio::join!(
+            async {
+                let result = working.await;
+                stop.cancel();
+                result
+            },
+            async {
+                let result = serving.await;
+                stop.cancel();
+                result
+            }
+        );
+        worked?;
+        served.context("serving the ops endpoints")?;
+        Ok(())
+    };
+    within_deadline(what, &stop, running).await
 }

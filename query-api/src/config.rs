@@ -32,6 +32,9 @@ pub struct Config {
     /// The staff dashboard's sessions and audit log (`SESSION_*`, `COOKIE_SECURE`,
     /// `IP_HASH_KEY`).
     pub dashboard: DashboardConfig,
+    /// Alerts: `WEBHOOK_SECRETS_KEY` (optional here: without it webhook destinations cannot be
+    /// added) and `WEBHOOK_ALLOW_NETWORKS`.
+    pub alerts: shared::alerts::AlertsConfig,
 }
 
 /// How the staff dashboard signs people in and records what they do.
@@ -107,6 +110,7 @@ impl Config {
             funnel_parallelism: funnel_parallelism(vars)?,
             max_streams_per_key: max_streams_per_key(vars)?,
             dashboard: DashboardConfig::from_vars(vars)?,
+            alerts: shared::alerts::AlertsConfig::from_vars(vars)?,
         })
     }
 }

@@ -33,6 +33,10 @@ pub enum ApiError {
     /// The path names something that does not exist (404).
     #[error("not found: {0}")]
     NotFound(String),
+    /// A refusal with problem details of its own (e.g. 422 `forbidden_address`, 409, 503
+    /// `alerts_not_configured`).
+    #[error("refused: {}", .0.detail)]
+    Refused(Box<Problem>),
     /// A key, account or bucket operation failed.
     #[error(transparent)]
     KeyStore(#[from] KeyStoreError),
@@ -85,6 +89,7 @@ impl ApiError {
                 Problem::validation(detail.clone(), errors.clone())
             }
             ApiError::NotFound(detail) => Problem::not_found(detail.clone()),
+            ApiError::Refused(problem) => (**problem).clone(),
             ApiError::KeyStore(error) => key_store_problem(error),
             ApiError::Team(error) => team_problem(error),
             ApiError::Database(_) | ApiError::Internal(_) => Problem::internal(),

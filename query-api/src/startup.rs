@@ -122,6 +122,7 @@ impl QueryApi {
             ip_hasher: Arc::new(audit_ip_hasher(config)),
             publisher,
             subjects: config.common.event_log.subjects(),
+            alerts: Arc::new(config.alerts.clone()),
         });
         crate::team::passwords::warm_up().await;
         Ok(QueryApi { api, readiness })

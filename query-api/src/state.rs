@@ -46,4 +46,6 @@ pub struct AppState {
     pub publisher: shared::publisher::Publisher,
     /// The event log's subjects (where a note is published).
     pub subjects: shared::subjects::Subjects,
+    /// Webhook secrets' sealing key and the addresses destinations may reach.
+    pub alerts: Arc<shared::alerts::AlertsConfig>,
 }

@@ -11,6 +11,7 @@
 //! "contract §N" in comments throughout the workspace cites a section of the API contract,
 //! `shared/docs/api-contract.md`.
 
+pub mod alerts;
 pub mod config;
 pub mod envelope;
 pub mod event_log;

@@ -1,6 +1,8 @@
 //! Whole-pipeline tests: a plugin write travels through ingest, JetStream and the projector
 //! into PostgreSQL, and comes back out of query-api.
 
+mod alerts;
+mod alerts_page;
 mod alts;
 mod anticheat_page;
 mod browser;
@@ -9,6 +11,7 @@ mod chat_export;
 mod chat_page;
 mod dashboard;
 mod dashboard_pages;
+mod demo_history;
 mod events_page;
 mod events_stream;
 mod faults;

@@ -41,13 +41,23 @@ pub struct TestAccount {
 impl TestStack {
     /// Starts a stack with its own stream, key bucket and database.
     pub async fn start() -> anyhow::Result<TestStack> {
+        TestStack::start_with(|vars| vars).await
+    }
+
+    /// Like [`TestStack::start`], with the settings changed by `configure` first (the alert
+    /// tests set the notifier's timeouts and which networks webhooks may reach).
+    pub async fn start_with(
+        configure: impl FnOnce(shared::config::Vars) -> shared::config::Vars,
+    ) -> anyhow::Result<TestStack> {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await?;
         let db = TestDb::create().await?;
         let event_log = private_event_log();
-        let vars = test_vars(&nats.url())
-            .with_event_log(&event_log)
-            .set("DATABASE_URL", &db.url);
+        let vars = configure(
+            test_vars(&nats.url())
+                .with_event_log(&event_log)
+                .set("DATABASE_URL", &db.url),
+        );
         let config = StackConfig::from_vars(&vars)?;
         let admin_key = config.query.admin_key.expose().clone();
         let shutdown = CancellationToken::new();

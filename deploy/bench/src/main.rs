@@ -4,6 +4,7 @@
 //! `warden-bench run [--quick]` orchestrates; it starts each service as a child process of this
 //! same binary (`warden-bench serve <service>`) so each one's peak RSS is its own.
 
+mod alerts;
 mod chain;
 mod chat_search;
 mod children;
@@ -56,7 +57,8 @@ enum Command {
         quick: bool,
         /// Run only these phases: `writes` (ingest, projector and their baselines), `reads`
         /// (live stream, open streams, reads on the large dataset, the dashboard and sign-in)
-        /// or `search` (player and chat search, the chat index's cost to the projector).
+        /// or `search` (player and chat search, the chat index's cost to the projector) or
+        /// `alerts` (plugin write -> signed webhook at a local receiver).
         /// Targets of the phases not run show as not measured.
         #[arg(long, value_enum)]
         only: Option<run::Phases>,
@@ -72,7 +74,7 @@ enum Command {
     },
     /// Runs one service until SIGTERM (used by `run` for its child processes).
     Serve {
-        /// `ingest`, `projector` or `query-api`.
+        /// `ingest`, `projector`, `query-api` or `notifier`.
         service: serve::Service,
     },
 }

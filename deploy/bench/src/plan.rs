@@ -65,6 +65,10 @@ pub(crate) struct Plan {
     pub(crate) sign_ins: usize,
     /// Sign-ins from several clients at once.
     pub(crate) concurrent_sign_ins: usize,
+    /// Punishments posted (one per request) in the alerts phase, each one notification.
+    pub(crate) alert_notifications: usize,
+    /// How many a second (issue 17's target is stated at 100/s).
+    pub(crate) alert_rate: u32,
     /// How many clients at once.
     pub(crate) sign_in_clients: usize,
 }
@@ -104,6 +108,8 @@ impl Plan {
                 sign_ins: 20,
                 concurrent_sign_ins: 8,
                 sign_in_clients: 4,
+                alert_notifications: 300,
+                alert_rate: 100,
             }
         } else {
             Plan {
@@ -140,6 +146,8 @@ impl Plan {
                 sign_ins: 200,
                 concurrent_sign_ins: 40,
                 sign_in_clients: 4,
+                alert_notifications: 3_000,
+                alert_rate: 100,
             }
         }
     }

@@ -8,7 +8,7 @@ use crate::plan::Plan;
 use crate::report::Report;
 use crate::serve::Service;
 use crate::setup::{Admin, fresh_database};
-use crate::{read_phases, search_phases, verdict, write_phases};
+use crate::{alerts, read_phases, search_phases, verdict, write_phases};
 use async_nats::jetstream;
 use shared::event_log::EventLogConfig;
 use sqlx::PgPool;
@@ -98,6 +98,8 @@ pub(crate) enum Phases {
     /// Issue 15's search targets alone: the chat trigram index's cost to the projector (on a
     /// backlog of its own), chat keyword search and player search.
     Search,
+    /// Issue 17's target alone: plugin write -> signed webhook at a local receiver.
+    Alerts,
 }
 
 /// Prints which phase starts.
@@ -135,6 +137,14 @@ pub(crate) async fn run(
         // The sign-in measurement comes from many client addresses through loopback, as
         // through the stack's reverse proxy, so the per-IP sign-in quota does not throttle it.
         ("TRUSTED_PROXIES", "127.0.0.1".to_owned()),
+        // Webhook secrets are sealed at rest (query-api) and opened to sign (the notifier);
+        // the alerts phase's receiver listens on loopback, which the policy refuses unless
+        // allowed.
+        (
+            "WEBHOOK_SECRETS_KEY",
+            Uuid::new_v4().simple().to_string().repeat(2),
+        ),
+        ("WEBHOOK_ALLOW_NETWORKS", "loopback".to_owned()),
     ];
     let query = ServiceProcess::start(Service::QueryApi, &env, &log_dir).await?;
     let ingest = ServiceProcess::start(Service::Ingest, &env, &log_dir).await?;
@@ -183,6 +193,9 @@ pub(crate) async fn run(
     };
     if only == Some(Phases::Search) {
         search_phases::only(&mut bench, &query).await?;
+    }
+    if matches!(only, None | Some(Phases::Alerts)) {
+        alerts::measure(&mut bench, &ingest).await?;
     }
     if let Some(phases) = only {
         let phases = format!("{phases:?}").to_lowercase();

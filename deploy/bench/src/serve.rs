@@ -14,6 +14,8 @@ pub(crate) enum Service {
     Projector,
     /// Reads, the live stream, funnels and the admin API.
     QueryApi,
+    /// Alert rules and webhook delivery (`projector notify`).
+    Notifier,
 }
 
 impl Service {
@@ -23,6 +25,7 @@ impl Service {
             Service::Ingest => "ingest",
             Service::Projector => "projector",
             Service::QueryApi => "query-api",
+            Service::Notifier => "notifier",
         }
     }
 }
@@ -48,6 +51,12 @@ pub(crate) async fn serve(service: Service) -> anyhow::Result<()> {
             let config = query_api::Config::from_env()?;
             init_tracing(config.common.log_format);
             let app = query_api::App::build(config, shutdown.clone()).await?;
+            Box::pin(app.run_until_stopped(shutdown.clone()))
+        }
+        Service::Notifier => {
+            let config = projector::alerts::NotifierConfig::from_env()?;
+            init_tracing(config.common.log_format);
+            let app = projector::alerts::NotifierApp::build(config).await?;
             Box::pin(app.run_until_stopped(shutdown.clone()))
         }
     };

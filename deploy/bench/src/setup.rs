@@ -93,6 +93,35 @@ impl Admin {
         Ok(())
     }
 
+    /// Adds a webhook destination at `url` and a rule sending it every punishment issued in
+    /// `account`; returns the destination's signing secret.
+    pub(crate) async fn alert_webhook(&self, account: Uuid, url: &str) -> anyhow::Result<String> {
+        let base = format!("{}/api/admin/accounts/{account}", self.base_url);
+        let created: serde_json::Value = self
+            .http
+            .post(format!("{base}/destinations"))
+            .bearer_auth(&self.admin_key)
+            .json(&serde_json::json!({"kind": "webhook", "url": url, "name": "bench receiver"}))
+            .send()
+            .await?
+            .error_for_status()
+            .context("adding the webhook destination")?
+            .json()
+            .await?;
+        let (Some(id), Some(secret)) = (created["id"].as_str(), created["secret"].as_str()) else {
+            anyhow::bail!("the new destination has no id or secret: {created}");
+        };
+        self.http
+            .post(format!("{base}/alert-rules"))
+            .bearer_auth(&self.admin_key)
+            .json(&serde_json::json!({"kind": "punishment_issued", "destinations": [id]}))
+            .send()
+            .await?
+            .error_for_status()
+            .context("adding the punishment_issued rule")?;
+        Ok(secret.to_owned())
+    }
+
     /// Adds a dashboard team member with a password (hashed with Argon2id by query-api).
     pub(crate) async fn member(
         &self,

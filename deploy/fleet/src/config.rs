@@ -1,6 +1,7 @@
 //! Command-line and environment settings of the fleet.
 
 use clap::Parser;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A simulated network of game servers writing to the plugin API with a plugin key.
@@ -41,6 +42,17 @@ pub struct Config {
     /// Seed for the activity's random choices, for reproducible runs.
     #[arg(long, env = "FLEET_SEED")]
     pub seed: Option<u64>,
+
+    /// Before going live, backfill this many days of past sessions, chat, flags, punishments
+    /// and custom events (retention and trend charts); 0 for none.
+    #[arg(long, env = "FLEET_HISTORY_DAYS", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(crate::history::MAX_DAYS)))]
+    pub history_days: u32,
+
+    /// With --history-days: skip the backfill when this file exists, and create it once the
+    /// backfill was stored, so a restart does not send the history again.
+    #[arg(long, env = "FLEET_HISTORY_MARKER")]
+    pub history_marker: Option<PathBuf>,
 }
 
 impl Config {
@@ -78,6 +90,18 @@ mod tests {
         assert_eq!(config.sync_interval(), Duration::from_secs(15));
         assert_eq!(config.speed, 1.0);
         assert!(config.duration().is_none());
+        assert_eq!(config.history_days, 0);
+        assert!(config.history_marker.is_none());
+    }
+
+    #[test]
+    fn history_days_are_bounded() {
+        let parse = |days: &str| {
+            Config::try_parse_from(["demo-fleet", "--plugin-key", "k", "--history-days", days])
+        };
+        assert_eq!(parse("30").expect("parses").history_days, 30);
+        assert!(parse("91").is_err());
+        assert!(parse("-1").is_err());
     }
 
     #[test]

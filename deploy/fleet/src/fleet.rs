@@ -2,6 +2,7 @@
 
 use crate::activity::{Batch, Simulation};
 use crate::config::Config;
+use crate::history;
 use crate::records::endpoint;
 use crate::send::send_batch;
 use crate::stats::{Snapshot, Stats};
@@ -57,6 +58,26 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> anyhow::Result<
     };
 
     let stop = shutdown.child_token();
+    if config.history_days > 0 {
+        // Before the live network: the backfill is over in seconds at demo sizes, and the
+        // live fleet's sessions then come after every past one in the log.
+        let spec = history::Spec {
+            world_seed: config.seed.unwrap_or(DEFAULT_WORLD_SEED),
+            servers: config.servers as usize,
+            players: config.players as usize,
+            days: config.history_days,
+        };
+        history::run_once(
+            &sender.client,
+            spec,
+            config.history_marker.as_deref(),
+            &stop,
+        )
+        .await?;
+        if stop.is_cancelled() {
+            return Ok(Snapshot::default());
+        }
+    }
     if let Some(duration) = config.duration() {
         let stop = stop.clone();
         tokio::spawn(async move {

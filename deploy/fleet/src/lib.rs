@@ -8,6 +8,7 @@
 pub mod activity;
 pub mod config;
 pub mod fleet;
+pub mod history;
 pub mod names;
 pub mod records;
 pub mod send;

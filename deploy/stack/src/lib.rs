@@ -2,7 +2,8 @@
 //!
 //! In a split deployment each service runs alone and an edge proxy routes the paths
 //! (`/api/plugin/*` and `/api/v1/plugin/*` to ingest, everything else to query-api); here one
-//! router serves them all, and the projector runs beside it.
+//! router serves them all, and the projector and the notifier (unless `NOTIFIER_ENABLED=false`)
+//! run beside it.
 
 use axum::Json;
 use axum::extract::{Request, State};
@@ -27,6 +28,8 @@ pub struct StackConfig {
     pub ingest: ingest::Config,
     /// The projector's settings.
     pub projector: projector::Config,
+    /// The notifier's settings; it runs only when `enabled` (`NOTIFIER_ENABLED`, default true).
+    pub notifier: projector::alerts::NotifierConfig,
     /// Query-api's settings.
     pub query: query_api::Config,
     /// `BIND_ADDR` (default `127.0.0.1:8080`): the base URL's address.
@@ -44,6 +47,7 @@ impl StackConfig {
         Ok(StackConfig {
             ingest: ingest::Config::from_vars(vars)?,
             projector: projector::Config::from_vars(vars)?,
+            notifier: projector::alerts::NotifierConfig::from_vars(vars)?,
             query: query_api::Config::from_vars(vars)?,
             bind_addr: vars.or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8080)))?,
         })
@@ -54,6 +58,7 @@ impl StackConfig {
 pub struct Stack {
     bound: BoundRouter,
     projector: projector::Projector,
+    notifier: Option<projector::alerts::Notifier>,
 }
 
 impl Stack {
@@ -64,12 +69,19 @@ impl Stack {
             ..config.ingest.common.serve
         };
         let projector = projector::Projector::build(&config.projector).await?;
+        let notifier = match config.notifier.enabled {
+            true => Some(projector::alerts::Notifier::build(&config.notifier).await?),
+            false => None,
+        };
         let ingest = ingest::Ingest::build(&config.ingest, shutdown.clone()).await?;
         let query = query_api::QueryApi::build(&config.query, shutdown).await?;
-        let readiness = ingest
+        let mut readiness = ingest
             .readiness
             .merge(query.readiness)
             .merge(projector.readiness.clone());
+        if let Some(notifier) = &notifier {
+            readiness = readiness.merge(notifier.readiness.clone());
+        }
         let api = ingest
             .api
             .merge(query.api)
@@ -78,7 +90,11 @@ impl Stack {
                 serve_merged_document,
             ));
         let bound = BoundRouter::bind(config.bind_addr, api, readiness, limits).await?;
-        Ok(Stack { bound, projector })
+        Ok(Stack {
+            bound,
+            projector,
+            notifier,
+        })
     }
 
     /// The base URL's socket address.
@@ -86,14 +102,22 @@ impl Stack {
         self.bound.local_addr()
     }
 
-    /// Serves and projects until `shutdown` is cancelled, then gives both the shutdown
-    /// deadline ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
+    /// Serves, projects and notifies until `shutdown` is cancelled, then gives them all the
+    /// shutdown deadline ([`shared::shutdown::SHUTDOWN_DEADLINE`]) to finish.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let server = self.bound.serve(shutdown.clone());
+        let notifying = async {
+            match self.notifier {
+                Some(notifier) => notifier.run(shutdown.clone()).await,
+                None => Ok(()),
+            }
+        };
         let running = async {
-            let (served, projected) = tokio::join!(server, self.projector.run(shutdown.clone()));
+            let (served, projected, notified) =
+                tokio::join!(server, self.projector.run(shutdown.clone()), notifying);
             served?;
-            projected
+            projected?;
+            notified
         };
         within_deadline("the stack", &shutdown, running).await
     }

@@ -1,16 +1,17 @@
-//! The stack's settings print no secret: every key and URL password of the three services'
+//! The stack's settings print no secret: every key and URL password of the services'
 //! configurations is redacted in `Debug`.
 
 use crate::StackConfig;
 use shared::config::Vars;
 
-const SECRETS: [&str; 6] = [
+const SECRETS: [&str; 7] = [
     "nats-pass-a1",
     "wdn_admin_stack0123456789",
     "ip-hash-b2",
     "pg-pass-c3",
     "replica-pass-d4",
     "audit-ip-e5",
+    "webhook-sealing-f6-0123456789abcdefghijkl",
 ];
 
 #[test]
@@ -19,6 +20,10 @@ fn debug_shows_no_secret() -> anyhow::Result<()> {
         .set("NATS_URL", "nats://stack:nats-pass-a1@127.0.0.1:4222")
         .set("ADMIN_KEY", "wdn_admin_stack0123456789")
         .set("IP_HASH_KEY", "ip-hash-b2")
+        .set(
+            "WEBHOOK_SECRETS_KEY",
+            "webhook-sealing-f6-0123456789abcdefghijkl",
+        )
         .set(
             "DATABASE_URL",
             "postgres://warden:pg-pass-c3@127.0.0.1:5432/warden",

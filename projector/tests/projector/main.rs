@@ -1,6 +1,7 @@
 //! Integration tests of the projector: each test runs its own nats-server and database.
 
 mod active_days;
+mod alerts_delivery;
 mod anticheat_flags;
 mod chat;
 mod crash_safety;
@@ -8,6 +9,8 @@ mod event_trends;
 mod exactly_once;
 mod harness;
 mod leadership;
+mod notifier;
+mod notifier_kill;
 mod outages;
 mod parked_retry;
 mod parking;

@@ -12,6 +12,8 @@
 
 pub mod activity;
 pub mod activity_stream;
+pub mod alert_destination;
+pub mod alerts;
 pub mod analytics;
 pub mod anticheat;
 pub mod assets;
@@ -82,6 +84,7 @@ pub const PAGES: &[Page] = &[
     Page { path: "/analytics/trends", title: "Trends", area: Area::Analytics },
     Page { path: "/team", title: "Team", area: Area::Members },
     Page { path: "/settings", title: "Settings", area: Area::Settings },
+    Page { path: "/alerts", title: "Alerts", area: Area::Alerts },
     Page { path: "/audit", title: "Audit log", area: Area::Audit },
 ];
 
@@ -178,6 +181,8 @@ fn signed_in() -> PageRoutes {
         .merge(login::signed_in_router())
         .merge(team::router())
         .merge(settings::router())
+        .merge(alerts::router())
+        .merge(alert_destination::router())
         .merge(audit::router())
 }
 

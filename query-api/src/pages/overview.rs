@@ -11,9 +11,11 @@ use super::error::PageError;
 use super::gate::{PageRoutes, SignedIn};
 use super::{Shell, activity_stream, render};
 use crate::queries::overview::overview as read_overview;
+use crate::routes::alerts::destinations::Destination;
 use crate::routes::servers::{ServerStatus, server_statuses};
 use crate::routes::staff::StaffMember;
 use crate::state::AppState;
+use crate::team::Area;
 use askama::Template;
 use axum::Router;
 use axum::extract::State;
@@ -79,6 +81,9 @@ struct OverviewPage {
     activity: Vec<ActivityItem>,
     /// Where the feed's live items come from, starting after what the page shows.
     stream_url: String,
+    /// Alert destinations disabled (by a person or after failing for days): announced to
+    /// owners and admins, who can enable them again.
+    disabled_destinations: Vec<Destination>,
 }
 
 /// The summary alone, for htmx.
@@ -142,7 +147,14 @@ async fn overview(caller: SignedIn, State(state): State<AppState>) -> Result<Res
         )
         .await?;
     }
+    let disabled_destinations = if member.role.allows(Area::Alerts) {
+        let all = crate::routes::alerts::destinations::list(&state.pool, member.account_id).await?;
+        all.into_iter().filter(|d| !d.enabled).collect()
+    } else {
+        Vec::new()
+    };
     render(&OverviewPage {
+        disabled_destinations,
         shell,
         network_json: display::json(&charts::network(&data.network)),
         hourly: charts::hourly(&data.network),

@@ -5,6 +5,7 @@ pub mod admin_accounts;
 pub mod admin_keys;
 pub mod admin_settings;
 pub mod admin_team;
+pub mod alerts;
 pub mod chatlog;
 pub mod events;
 pub mod events_stream;
@@ -56,6 +57,7 @@ fn admin() -> AdminRoutes {
         .merge(admin_team::router())
         .merge(reviews::admin_router())
         .merge(exchange_rates::admin_router())
+        .merge(alerts::router())
 }
 
 /// Every dashboard read, the live stream included.

@@ -6,8 +6,9 @@
 //! `/api/openapi.json`.
 
 use crate::queries::player_search::{MAX_SEARCH, MIN_SEARCH};
+use crate::routes::alerts::{deliveries, destination_actions, destinations, rules};
 use crate::routes::{
-    account_reads, admin_accounts, admin_keys, admin_settings, admin_team, chatlog, events,
+    account_reads, admin_accounts, admin_keys, admin_settings, admin_team, alerts, chatlog, events,
     events_stream, exchange_rates, flags, funnels, overview, players, punishments, retention,
     reviews, server_history, servers, staff, staff_leaderboard, trends,
 };
@@ -47,6 +48,12 @@ use utoipa_swagger_ui::SwaggerUi;
         admin_team::remove_member, admin_team::create_invite, admin_team::list_invites,
         reviews::create_review, reviews::update_review, reviews::delete_review,
         exchange_rates::put_rates,
+        destinations::create_destination, destinations::list_destinations,
+        destinations::get_destination, destinations::update_destination,
+        destinations::delete_destination, destination_actions::rotate_secret,
+        destination_actions::test_event, deliveries::list_deliveries, deliveries::get_delivery,
+        deliveries::resend_delivery, rules::create_rule, rules::list_rules, rules::get_rule,
+        rules::put_rule, rules::delete_rule,
     ),
     components(schemas(Problem, RejectedRecord)),
     tags(
@@ -129,6 +136,7 @@ fn refinements(doc: &mut Value) {
     team_rules(doc);
     query_rules(doc);
     trends::refine_document(doc);
+    alerts::refine_document(doc);
 }
 
 /// The characters Rust's `str::trim` removes (Unicode White_Space), for a character class.

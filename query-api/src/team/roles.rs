@@ -13,7 +13,7 @@ pub enum Role {
     Viewer,
     /// Also players, punishments, anti-cheat flags and notes.
     Moderator,
-    /// Also chat logs, API keys, settings, members and the audit log.
+    /// Also chat logs, API keys, settings, members, the audit log and alerts.
     Admin,
     /// Also ownership (creating, promoting and removing owners) and account deletion.
     Owner,
@@ -52,6 +52,8 @@ pub enum Area {
     Members,
     /// The audit log.
     Audit,
+    /// Alerts: destinations, rules and the delivery log.
+    Alerts,
     /// Owners: inviting, promoting to, demoting and removing them.
     Ownership,
     /// Deleting the account.
@@ -73,9 +75,12 @@ impl Role {
             | Area::Funnels
             | Area::Analytics => Role::Viewer,
             Area::Players | Area::Punishments | Area::Flags | Area::Notes => Role::Moderator,
-            Area::ChatLogs | Area::Keys | Area::Settings | Area::Members | Area::Audit => {
-                Role::Admin
-            }
+            Area::ChatLogs
+            | Area::Keys
+            | Area::Settings
+            | Area::Members
+            | Area::Audit
+            | Area::Alerts => Role::Admin,
             Area::Ownership | Area::AccountDeletion => Role::Owner,
         };
         self >= least
@@ -140,6 +145,7 @@ mod tests {
             Area::Settings,
             Area::Members,
             Area::Audit,
+            Area::Alerts,
         ];
         let owner = [Area::Ownership, Area::AccountDeletion];
         let tiers: [&[Area]; 4] = [&viewer, &moderator, &admin, &owner];

@@ -69,16 +69,26 @@ pub(crate) async fn start(
 impl TestApp {
     /// NATS, a migrated database, and the app on 127.0.0.1:0.
     pub(crate) async fn spawn() -> anyhow::Result<TestApp> {
-        Self::spawn_inner(false).await
+        Self::spawn_inner(false, |vars| vars).await
+    }
+
+    /// Like [`Self::spawn`], with `adjust` applied to the app's settings.
+    pub(crate) async fn spawn_with(
+        adjust: impl FnOnce(shared::config::Vars) -> shared::config::Vars,
+    ) -> anyhow::Result<TestApp> {
+        Self::spawn_inner(false, adjust).await
     }
 
     /// Like [`Self::spawn`], with the app's NATS connection (only the app's) through a proxy
     /// the test can cut.
     pub(crate) async fn spawn_behind_proxy() -> anyhow::Result<TestApp> {
-        Self::spawn_inner(true).await
+        Self::spawn_inner(true, |vars| vars).await
     }
 
-    async fn spawn_inner(behind_proxy: bool) -> anyhow::Result<TestApp> {
+    async fn spawn_inner(
+        behind_proxy: bool,
+        adjust: impl FnOnce(shared::config::Vars) -> shared::config::Vars,
+    ) -> anyhow::Result<TestApp> {
         init_test_tracing();
         let nats = NatsServer::start().await?;
         let proxy = if behind_proxy {
@@ -93,7 +103,7 @@ impl TestApp {
         let nats_url = proxy
             .as_ref()
             .map_or_else(|| nats.url(), CuttableProxy::nats_url);
-        let vars = test_vars(&nats_url).set("DATABASE_URL", &db.url);
+        let vars = adjust(test_vars(&nats_url).set("DATABASE_URL", &db.url));
         let config = Config::from_vars(&vars)?;
         let admin_key = config.admin_key.expose().clone();
         let client = reqwest::Client::new();

@@ -5,6 +5,7 @@ mod account_lists;
 mod account_players;
 mod activity_stream;
 mod admin_accounts;
+mod alerts;
 mod banned_alts;
 mod browser;
 mod dashboard_pages;

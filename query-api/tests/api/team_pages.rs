@@ -19,6 +19,7 @@ async fn every_page_has_a_strict_policy_and_its_assets() -> anyhow::Result<()> {
         "/funnels",
         "/team",
         "/settings",
+        "/alerts",
         "/audit",
         "/login",
     ] {

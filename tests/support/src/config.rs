@@ -23,6 +23,13 @@ pub fn test_vars(nats_url: &str) -> Vars {
         .set("PROJECTOR_BATCH_WAIT_MS", 10)
         // The shortest flush, so a test sees `last_used_at` soon after a key is used.
         .set("KEY_USAGE_FLUSH_SECS", 1)
+        // Webhook secrets are sealed with a fresh key per test; the alert tests' receiver
+        // listens on 127.0.0.1, which only an explicit allowance lets a destination reach.
+        .set(
+            "WEBHOOK_SECRETS_KEY",
+            Uuid::new_v4().simple().to_string() + &Uuid::new_v4().simple().to_string(),
+        )
+        .set("WEBHOOK_ALLOW_NETWORKS", "loopback")
 }
 
 /// An event log (stream, subjects and buckets) no other test uses.
@@ -49,5 +56,11 @@ mod tests {
         let (a, b) = (test_vars("nats://x"), test_vars("nats://x"));
         assert_ne!(a.get("ADMIN_KEY"), b.get("ADMIN_KEY"));
         assert_eq!(a.get("NATS_URL").as_deref(), Some("nats://x"));
+        let key = a.get("WEBHOOK_SECRETS_KEY").expect("a webhook secrets key");
+        assert_eq!(key.len(), 64);
+        assert_ne!(Some(key), b.get("WEBHOOK_SECRETS_KEY"));
+        let alerts = shared::alerts::AlertsConfig::from_vars(&a).expect("valid alerts settings");
+        assert!(alerts.sealing_key.is_some());
+        assert!(alerts.networks.allows_loopback());
     }
 }

@@ -12,6 +12,7 @@ mod pg_cluster;
 mod postgres;
 mod proxy;
 mod route_families;
+mod webhook_receiver;
 
 pub use cluster::NatsCluster;
 pub use config::{private_event_log, test_vars};
@@ -21,6 +22,7 @@ pub use pg_cluster::PgCluster;
 pub use postgres::TestDb;
 pub use proxy::CuttableProxy;
 pub use route_families::check_route_families;
+pub use webhook_receiver::{Received, ReceiverMode, WebhookReceiver, accepted_ids, by_webhook_id};
 
 /// A loopback TCP port that was free a moment ago (bind 127.0.0.1:0, read the port, drop).
 pub fn free_port() -> u16 {

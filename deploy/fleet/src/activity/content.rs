@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use rand::Rng;
 use rand::seq::IndexedRandom;
 
-const LINES: &[&str] = &[
+pub(crate) const LINES: &[&str] = &[
     "gg",
     "gg wp",
     "lol",
@@ -46,7 +46,7 @@ const STAFF_LINES: &[&str] = &[
     "heads up: restart in 10 minutes",
 ];
 
-const COMMANDS: &[&str] = &[
+pub(crate) const COMMANDS: &[&str] = &[
     "/spawn",
     "/home",
     "/home base",
@@ -153,7 +153,7 @@ impl Simulation {
     }
 }
 
-pub(super) fn pick<T: Copy>(rng: &mut impl Rng, items: &[T]) -> T {
+pub(crate) fn pick<T: Copy>(rng: &mut impl Rng, items: &[T]) -> T {
     *items.choose(rng).unwrap_or(&items[0])
 }
 

@@ -3,11 +3,11 @@
 //! The simulation is pure: it turns a tick into the records to send, and never waits on the
 //! network. With a seed, the same ticks give the same records (ids and timestamps aside).
 
-mod content;
+pub(crate) mod content;
 mod incidents;
-mod moderation;
+pub(crate) mod moderation;
 mod presence;
-mod progress;
+pub(crate) mod progress;
 
 use crate::records::PunishmentRecord;
 use crate::world::World;
@@ -249,7 +249,7 @@ impl Simulation {
 }
 
 /// Splits `records` into batches of at most [`MAX_BATCH`].
-fn chunked(kind: RecordKind, mut records: Vec<Value>) -> Vec<Batch> {
+pub(crate) fn chunked(kind: RecordKind, mut records: Vec<Value>) -> Vec<Batch> {
     let mut batches = Vec::new();
     while !records.is_empty() {
         let rest = records.split_off(records.len().min(MAX_BATCH));

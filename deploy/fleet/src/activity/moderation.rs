@@ -20,7 +20,7 @@ mod rate {
 }
 
 /// (check name, check type, what the detail says, unit range).
-const CHECKS: &[(&str, &str, &str, f64, f64)] = &[
+pub(crate) const CHECKS: &[(&str, &str, &str, f64, f64)] = &[
     ("Reach", "A", "distance", 3.05, 4.2),
     ("Fly", "B", "airTicks", 20.0, 90.0),
     ("KillAura", "C", "angle", 35.0, 170.0),
@@ -29,15 +29,15 @@ const CHECKS: &[(&str, &str, &str, f64, f64)] = &[
     ("AutoClicker", "B", "cps", 16.0, 28.0),
 ];
 
-const WARNINGS: &[&str] = &[
+pub(crate) const WARNINGS: &[&str] = &[
     "Spam",
     "Inappropriate language",
     "Caps abuse",
     "Begging for items",
 ];
-const MUTES: &[(&str, i64)] = &[("Spam", 1), ("Toxicity", 24), ("Advertising", 168)];
-const KICKS: &[&str] = &["AFK farming", "Please read /rules", "Glitch abuse"];
-const BANS: &[(&str, i64)] = &[
+pub(crate) const MUTES: &[(&str, i64)] = &[("Spam", 1), ("Toxicity", 24), ("Advertising", 168)];
+pub(crate) const KICKS: &[&str] = &["AFK farming", "Please read /rules", "Glitch abuse"];
+pub(crate) const BANS: &[(&str, i64)] = &[
     ("Griefing", 7),
     ("Exploiting", 14),
     ("Alt of a banned player", 0),

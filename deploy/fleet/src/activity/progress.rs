@@ -55,13 +55,81 @@ const SHOP: &[(&str, u32, &str)] = &[
     ("rare_crate_key", 500, "keys"),
 ];
 
+/// `quest_started`: a random quest on `server`; returns the quest's index and the properties.
+pub(crate) fn quest_started(rng: &mut impl Rng, server: &str) -> (usize, Value) {
+    let quest = rng.random_range(0..QUESTS.len());
+    let (id, difficulty) = QUESTS[quest];
+    (
+        quest,
+        json!({"quest": id, "difficulty": difficulty, "server": server}),
+    )
+}
+
+/// `quest_completed` of the quest with index `quest`.
+pub(crate) fn quest_completed(rng: &mut impl Rng, quest: usize) -> Value {
+    let (id, difficulty) = QUESTS[quest % QUESTS.len()];
+    let coins = match difficulty {
+        "hard" => 500,
+        "medium" => 200,
+        _ => 75,
+    };
+    let duration = rng.random_range(60..1800);
+    let reward = json!({"coins": coins, "xp": coins / 5});
+    json!({"quest": id, "duration_seconds": duration, "reward": reward})
+}
+
+/// `shop_purchase`, tagged `quest_reward` when it follows a completed quest.
+pub(crate) fn shop_purchase(rng: &mut impl Rng, after_quest: bool) -> Value {
+    let (item, price, category) = pick(rng, SHOP);
+    let quantity = if price < 50 {
+        rng.random_range(1..=16)
+    } else {
+        1
+    };
+    json!({
+        "item": item,
+        "quantity": quantity,
+        "price": {"amount": price * quantity, "currency": "coins"},
+        "tags": [category, if after_quest { "quest_reward" } else { "regular" }],
+    })
+}
+
+/// `vote_received`, the player's `streak`-th vote.
+pub(crate) fn vote_received(rng: &mut impl Rng, streak: u32) -> Value {
+    let site = pick(rng, VOTE_SITES);
+    json!({"site": site, "streak": streak})
+}
+
+/// `crate_opened`: mostly `default_crate`, now and then any crate.
+pub(crate) fn crate_opened(rng: &mut impl Rng, default_crate: &str) -> Value {
+    let (name, rewards) = if rng.random_bool(0.7) {
+        CRATES
+            .iter()
+            .find(|(c, _)| *c == default_crate)
+            .copied()
+            .unwrap_or(CRATES[0])
+    } else {
+        pick(rng, CRATES)
+    };
+    let (item, amount) = pick(rng, rewards);
+    json!({"crate": name, "reward": {"item": item, "amount": amount}})
+}
+
 impl Simulation {
     /// One custom event; players in the quest funnel tend to take its next step.
     pub(super) fn custom_event(&mut self, player: usize, server: usize, at: DateTime<Utc>) {
         let roll: f64 = self.rng.random();
         let (name, properties) = match self.players[player].quest {
-            Quest::Idle if roll < 0.35 => self.quest_started(player, server),
-            Quest::Started(quest) if roll < 0.6 => self.quest_completed(player, quest),
+            Quest::Idle if roll < 0.35 => {
+                let server = self.world.servers[server].name.clone();
+                let (quest, properties) = quest_started(&mut self.rng, &server);
+                self.players[player].quest = Quest::Started(quest);
+                ("quest_started", properties)
+            }
+            Quest::Started(quest) if roll < 0.6 => {
+                self.players[player].quest = Quest::Completed(quest);
+                ("quest_completed", quest_completed(&mut self.rng, quest))
+            }
             Quest::Started(_) if roll < 0.7 => {
                 // Gave up on the quest: the funnel's drop-off.
                 self.players[player].quest = Quest::Idle;
@@ -72,83 +140,24 @@ impl Simulation {
                 self.players[player].quest = Quest::Idle;
                 return;
             }
-            _ if roll < 0.75 => self.vote_received(player),
-            _ if roll < 0.9 => self.crate_opened("vote"),
+            _ if roll < 0.75 => {
+                let state = &mut self.players[player];
+                state.vote_streak += 1;
+                let streak = state.vote_streak;
+                ("vote_received", vote_received(&mut self.rng, streak))
+            }
+            _ if roll < 0.9 => ("crate_opened", crate_opened(&mut self.rng, "vote")),
             _ => self.shop_purchase(player),
         };
         let record = records::custom_event(&self.world.players[player], name, properties, at);
         self.emit(RecordKind::Custom, record);
     }
 
-    fn quest_started(&mut self, player: usize, server: usize) -> (&'static str, Value) {
-        let quest = self.rng.random_range(0..QUESTS.len());
-        self.players[player].quest = Quest::Started(quest);
-        let (id, difficulty) = QUESTS[quest];
-        let server = self.world.servers[server].name.clone();
-        (
-            "quest_started",
-            json!({"quest": id, "difficulty": difficulty, "server": server}),
-        )
-    }
-
-    fn quest_completed(&mut self, player: usize, quest: usize) -> (&'static str, Value) {
-        self.players[player].quest = Quest::Completed(quest);
-        let (id, difficulty) = QUESTS[quest];
-        let coins = match difficulty {
-            "hard" => 500,
-            "medium" => 200,
-            _ => 75,
-        };
-        let duration = self.rng.random_range(60..1800);
-        let reward = json!({"coins": coins, "xp": coins / 5});
-        (
-            "quest_completed",
-            json!({"quest": id, "duration_seconds": duration, "reward": reward}),
-        )
-    }
-
     fn shop_purchase(&mut self, player: usize) -> (&'static str, Value) {
         let state = &mut self.players[player];
         let after_quest = matches!(state.quest, Quest::Completed(_));
         state.quest = Quest::Idle;
-        let (item, price, category) = pick(&mut self.rng, SHOP);
-        let quantity = if price < 50 {
-            self.rng.random_range(1..=16)
-        } else {
-            1
-        };
-        let properties = json!({
-            "item": item,
-            "quantity": quantity,
-            "price": {"amount": price * quantity, "currency": "coins"},
-            "tags": [category, if after_quest { "quest_reward" } else { "regular" }],
-        });
-        ("shop_purchase", properties)
-    }
-
-    fn vote_received(&mut self, player: usize) -> (&'static str, Value) {
-        let state = &mut self.players[player];
-        state.vote_streak += 1;
-        let streak = state.vote_streak;
-        let site = pick(&mut self.rng, VOTE_SITES);
-        ("vote_received", json!({"site": site, "streak": streak}))
-    }
-
-    fn crate_opened(&mut self, default_crate: &str) -> (&'static str, Value) {
-        let (name, rewards) = if self.rng.random_bool(0.7) {
-            CRATES
-                .iter()
-                .find(|(c, _)| *c == default_crate)
-                .copied()
-                .unwrap_or(CRATES[0])
-        } else {
-            pick(&mut self.rng, CRATES)
-        };
-        let (item, amount) = pick(&mut self.rng, rewards);
-        (
-            "crate_opened",
-            json!({"crate": name, "reward": {"item": item, "amount": amount}}),
-        )
+        ("shop_purchase", shop_purchase(&mut self.rng, after_quest))
     }
 
     /// Store purchases (rank changes) and Discord links among the players online.
