@@ -7,20 +7,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use shared::alerts::RuleSpec;
+use shared::records::DEFAULT_STAFF_GROUPS;
 use sqlx::PgConnection;
 use std::collections::HashMap;
 use uuid::Uuid;
-
-/// Staff groups of an account without a settings row (query-api's `DEFAULT_STAFF_GROUPS`).
-const DEFAULT_STAFF_GROUPS: [&str; 7] = [
-    "owner",
-    "admin",
-    "administrator",
-    "moderator",
-    "mod",
-    "helper",
-    "staff",
-];
 
 /// An enabled rule with its parsed spec and its enabled destinations.
 #[derive(Debug, Clone)]

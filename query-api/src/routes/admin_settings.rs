@@ -15,16 +15,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// Permission groups that make a player staff when an account has not chosen its own.
-pub const DEFAULT_STAFF_GROUPS: [&str; 7] = [
-    "owner",
-    "admin",
-    "administrator",
-    "moderator",
-    "mod",
-    "helper",
-    "staff",
-];
+pub use shared::records::DEFAULT_STAFF_GROUPS;
 /// The plugin's sync interval when an account has not chosen one.
 pub const DEFAULT_SYNC_INTERVAL_SECONDS: i32 = 15;
 

@@ -53,7 +53,7 @@ pub use note::{
     is_web_link,
 };
 pub use punishment::{Punishment, PunishmentAction, PunishmentType};
-pub use rank_change::{RankAction, RankChange};
+pub use rank_change::{DEFAULT_STAFF_GROUPS, RankAction, RankChange};
 pub use session::{IpHasher, Session, SessionEvent};
 
 use crate::envelope::{Logged, RecordBatch};

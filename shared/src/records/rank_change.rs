@@ -6,6 +6,18 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+/// Permission groups that make a player staff when an account has not chosen its own
+/// (`account_settings.staff_groups`): query-api's settings and the notifier's staff rule.
+pub const DEFAULT_STAFF_GROUPS: [&str; 7] = [
+    "owner",
+    "admin",
+    "administrator",
+    "moderator",
+    "mod",
+    "helper",
+    "staff",
+];
+
 /// How a permission group changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

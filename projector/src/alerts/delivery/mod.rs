@@ -20,6 +20,7 @@ mod send;
 
 pub use config::DeliveryConfig;
 
+use super::outbox::CHANNEL;
 use anyhow::Context;
 use claim::{Claimed, Standing};
 use health::Health;
@@ -34,8 +35,6 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-/// The channel the outbox's writers notify when they add rows.
-const CHANNEL: &str = "alert_deliveries";
 /// On shutdown, attempts in flight get this long to finish and be recorded; the rest are
 /// dropped and, their leases running out, tried again by whichever worker runs next.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
