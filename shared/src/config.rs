@@ -67,6 +67,7 @@ impl Vars {
             .set("DUPLICATE_WINDOW_SECS", log.duplicate_window.as_secs())
             .set("KEY_BUCKET", &log.key_bucket)
             .set("RATE_BUCKET", &log.rate_bucket)
+            .set("PRIVACY_BUCKET", &log.privacy_bucket)
     }
 
     /// The value of `name`; unset and empty are both `None`.
@@ -149,7 +150,7 @@ pub struct CommonConfig {
     /// `NATS_URL` (default `nats://127.0.0.1:4222`); formats with credentials redacted.
     pub nats_url: NatsUrl,
     /// `EVENT_STREAM`, `SUBJECT_PREFIX`, `STREAM_REPLICAS`, `DUPLICATE_WINDOW_SECS`, `KEY_BUCKET`,
-    /// `RATE_BUCKET`.
+    /// `RATE_BUCKET`, `PRIVACY_BUCKET`.
     pub event_log: EventLogConfig,
     /// `LOG_FORMAT`: `pretty` (default) or `json`.
     pub log_format: LogFormat,
@@ -176,6 +177,7 @@ impl CommonConfig {
                 ),
                 key_bucket: vars.or_default("KEY_BUCKET", defaults.key_bucket)?,
                 rate_bucket: vars.or_default("RATE_BUCKET", defaults.rate_bucket)?,
+                privacy_bucket: vars.or_default("PRIVACY_BUCKET", defaults.privacy_bucket)?,
             },
             log_format: LogFormat::parse(&vars.or_default("LOG_FORMAT", "pretty".to_owned())?),
             serve: ServeLimits::from_vars(vars)?,
@@ -245,6 +247,7 @@ mod tests {
             duplicate_window: Duration::from_secs(5),
             key_bucket: "K_1".into(),
             rate_bucket: "R_1".into(),
+            privacy_bucket: "P_1".into(),
         };
         let common = CommonConfig::from_vars(&Vars::empty().with_event_log(&log))?;
         assert_eq!(common.event_log, log);

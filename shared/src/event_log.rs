@@ -24,6 +24,9 @@ pub struct EventLogConfig {
     pub key_bucket: String,
     /// KV bucket (in memory) holding every client's rate-limit window, shared by replicas.
     pub rate_bucket: String,
+    /// `PRIVACY_BUCKET`: the name the two privacy key buckets start with (see
+    /// [`crate::privacy::PrivacyBuckets`]).
+    pub privacy_bucket: String,
 }
 
 impl Default for EventLogConfig {
@@ -35,6 +38,7 @@ impl Default for EventLogConfig {
             duplicate_window: Duration::from_secs(120),
             key_bucket: "GS_KEYS".into(),
             rate_bucket: "GS_RATES".into(),
+            privacy_bucket: "GS_PRIVACY".into(),
         }
     }
 }

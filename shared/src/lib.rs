@@ -23,6 +23,7 @@ pub mod key_usage;
 pub mod keys;
 pub mod nats;
 pub mod openapi;
+pub mod privacy;
 pub mod problem;
 pub mod publisher;
 pub mod rate_limit;

@@ -26,6 +26,7 @@ pub(crate) async fn raw_stream(
         subject_prefix: prefix.into(),
         key_bucket: format!("{name}_KEYS"),
         rate_bucket: format!("{name}_RATES"),
+        privacy_bucket: format!("{name}_PRIVACY"),
         ..EventLogConfig::default()
     };
     js.get_or_create_stream(config.stream_config()).await?;

@@ -30,6 +30,11 @@ pub fn test_vars(nats_url: &str) -> Vars {
             Uuid::new_v4().simple().to_string() + &Uuid::new_v4().simple().to_string(),
         )
         .set("WEBHOOK_ALLOW_NETWORKS", "loopback")
+        // Personal fields are sealed under a fresh master key per test (issue 18).
+        .set(
+            "PRIVACY_MASTER_KEY",
+            Uuid::new_v4().simple().to_string() + &Uuid::new_v4().simple().to_string(),
+        )
 }
 
 /// An event log (stream, subjects and buckets) no other test uses.
@@ -40,6 +45,7 @@ pub fn private_event_log() -> EventLogConfig {
         subject_prefix: format!("t{id}"),
         key_bucket: format!("K_{id}"),
         rate_bucket: format!("R_{id}"),
+        privacy_bucket: format!("P_{id}"),
         ..EventLogConfig::default()
     }
 }

@@ -1,0 +1,93 @@
+//! Privacy settings and the buckets the keys live in.
+
+use super::{Keyring, MasterKey};
+use crate::config::{ConfigError, Vars};
+use crate::event_log::EventLogConfig;
+use async_nats::jetstream::{self, kv, stream};
+
+/// `PRIVACY_MASTER_KEY` and `PRIVACY_ENCRYPTION`.
+#[derive(Debug, Clone)]
+pub struct PrivacyConfig {
+    /// Wraps every data key (`PRIVACY_MASTER_KEY`, required, at least 32 characters). Every
+    /// ingest, projector, notifier and query-api process of a deployment needs the same one.
+    pub master_key: MasterKey,
+    /// `PRIVACY_ENCRYPTION`: `on` (default) seals personal fields at ingest; `off` appends new
+    /// writes in clear (what was sealed still opens). For benchmarks and migrations only.
+    pub seal: bool,
+}
+
+impl PrivacyConfig {
+    /// Reads the settings from `vars`.
+    pub fn from_vars(vars: &Vars) -> Result<PrivacyConfig, ConfigError> {
+        let secret = vars.required_secret("PRIVACY_MASTER_KEY")?;
+        let master_key =
+            MasterKey::new(secret.expose()).map_err(|e| ConfigError::Invalid {
+                name: "PRIVACY_MASTER_KEY",
+                reason: e.to_string(),
+            })?;
+        let seal = match vars.or_default("PRIVACY_ENCRYPTION", "on".to_owned())?.as_str() {
+            "on" => true,
+            "off" => false,
+            other => {
+                return Err(ConfigError::Invalid {
+                    name: "PRIVACY_ENCRYPTION",
+                    reason: format!("{other:?} is neither on nor off"),
+                });
+            }
+        };
+        Ok(PrivacyConfig { master_key, seal })
+    }
+
+    /// Opens (creating when missing) the privacy buckets and returns a keyring over them.
+    pub async fn keyring(
+        &self,
+        js: &jetstream::Context,
+        log: &EventLogConfig,
+    ) -> anyhow::Result<Keyring> {
+        let buckets = PrivacyBuckets::of(log);
+        let players = crate::nats::open_bucket(js, buckets.players).await?;
+        let accounts = crate::nats::open_bucket(js, buckets.accounts).await?;
+        Ok(Keyring::new(
+            players,
+            accounts,
+            self.master_key.clone(),
+            self.seal,
+        ))
+    }
+}
+
+/// The two key-value buckets of [`super::Keyring`], named after `PRIVACY_BUCKET`
+/// (default `GS_PRIVACY`): `<name>_PLAYERS` and `<name>_ACCOUNTS`. File storage with the log's
+/// replicas and one revision per key, so a purge leaves no older value behind.
+#[derive(Debug, Clone)]
+pub struct PrivacyBuckets {
+    /// Players' data keys.
+    pub players: kv::Config,
+    /// Period keys and policies.
+    pub accounts: kv::Config,
+}
+
+impl PrivacyBuckets {
+    /// The buckets of the deployment whose log is `log`.
+    pub fn of(log: &EventLogConfig) -> PrivacyBuckets {
+        let bucket = |suffix: &str, description: &str| kv::Config {
+            bucket: format!("{}_{suffix}", log.privacy_bucket),
+            description: description.into(),
+            history: 1,
+            storage: stream::StorageType::File,
+            num_replicas: log.replicas,
+            ..Default::default()
+        };
+        PrivacyBuckets {
+            players: bucket(
+                "PLAYERS",
+                "Warden privacy: p.<account>.<player> -> the player's data key (wrapped)",
+            ),
+            accounts: bucket(
+                "ACCOUNTS",
+                "Warden privacy: d.<account>.<class>.<day> -> period key (wrapped); \
+                 policy.<account> -> privacy policy",
+            ),
+        }
+    }
+}

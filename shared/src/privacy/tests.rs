@@ -1,0 +1,129 @@
+use super::keys::DataKey;
+use super::properties;
+use super::sealed::{SealedValue, associated_data};
+use super::*;
+use chacha20poly1305::aead::{Aead, Payload};
+use chrono::{TimeZone, Utc};
+use serde_json::value::RawValue;
+use uuid::Uuid;
+
+#[test]
+fn sealed_values_round_trip_and_are_recognised() {
+    let value = SealedValue {
+        class: FieldClass::Chat,
+        day: 20_781,
+        nonce: [7; 12],
+        ciphertext: vec![1, 2, 3, 250],
+    };
+    let text = value.encode();
+    assert!(is_sealed(&text));
+    assert!(text.starts_with('\0'));
+    assert_eq!(SealedValue::decode(&text), Some(value));
+    assert!(!is_sealed("hello"));
+    assert_eq!(SealedValue::decode("\0w1.!!"), None);
+    assert_eq!(SealedValue::decode("\0w1.AQ"), None, "too short");
+}
+
+#[test]
+fn days_are_utc_days_since_1970() {
+    let at = Utc.with_ymd_and_hms(2026, 11, 24, 23, 59, 59).unwrap();
+    let day = day_of(at);
+    assert_eq!(day, 20_781);
+    assert_eq!(day_start(day), Utc.with_ymd_and_hms(2026, 11, 24, 0, 0, 0).unwrap());
+    assert_eq!(day_of(day_start(day + 1)), day + 1);
+}
+
+#[test]
+fn a_field_key_depends_on_every_input() {
+    let player = DataKey::random();
+    let period = DataKey::random();
+    let aad = associated_data(Uuid::nil(), Uuid::nil(), FieldClass::Chat, 1);
+    let nonce = [0u8; 12];
+    let seal = |cipher: chacha20poly1305::ChaCha20Poly1305| {
+        cipher
+            .encrypt(
+                (&nonce).into(),
+                Payload {
+                    msg: b"hello",
+                    aad: &aad,
+                },
+            )
+            .unwrap()
+    };
+    let base = seal(player.field_cipher(FieldClass::Chat, 1, Some(&period)));
+    assert_eq!(base, seal(player.field_cipher(FieldClass::Chat, 1, Some(&period))));
+    assert_ne!(base, seal(player.field_cipher(FieldClass::Chat, 2, Some(&period))));
+    assert_ne!(base, seal(player.field_cipher(FieldClass::IpHash, 1, Some(&period))));
+    assert_ne!(base, seal(player.field_cipher(FieldClass::Chat, 1, None)));
+    let other_period = DataKey::random();
+    assert_ne!(base, seal(player.field_cipher(FieldClass::Chat, 1, Some(&other_period))));
+    let other_player = DataKey::random();
+    assert_ne!(base, seal(other_player.field_cipher(FieldClass::Chat, 1, Some(&period))));
+}
+
+#[test]
+fn wrapped_keys_open_only_under_their_name_and_master() {
+    let master = MasterKey::new("a master key of at least thirty-two characters").unwrap();
+    let key = DataKey::random();
+    let wrapped = master.wrap("p.a.b", &key);
+    assert_eq!(master.unwrap_key("p.a.b", &wrapped), Ok(key));
+    assert_eq!(
+        master.unwrap_key("p.a.c", &wrapped),
+        Err(MasterKeyError::Unwrap)
+    );
+    let other = MasterKey::new("another master key, also thirty-two characters").unwrap();
+    assert_eq!(other.unwrap_key("p.a.b", &wrapped), Err(MasterKeyError::Unwrap));
+    assert!(matches!(MasterKey::new("short"), Err(MasterKeyError::TooShort)));
+    assert_eq!(format!("{master:?}"), "MasterKey([redacted])");
+}
+
+#[test]
+fn properties_split_and_join_keeping_values_verbatim() {
+    let raw = RawValue::from_string(r#"{"b": 1.10, "a":{"x":[1, 2]}, "c":"\u00e9"}"#.into()).unwrap();
+    let entries = properties::split(&raw).unwrap();
+    let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["b", "a", "c"]);
+    assert_eq!(
+        properties::join(&entries).get(),
+        r#"{"b":1.10,"a":{"x":[1, 2]},"c":"\u00e9"}"#
+    );
+    assert!(properties::split(&RawValue::from_string("[1]".into()).unwrap()).is_none());
+    let sealed = properties::string_value("\0w1.abc");
+    assert_eq!(sealed.get(), r#""\u0000w1.abc""#);
+    assert_eq!(properties::string_of(&sealed).as_deref(), Some("\0w1.abc"));
+}
+
+#[test]
+fn policies_validate_days_and_property_names() {
+    let mut policy = PrivacyPolicy::default();
+    assert!(policy.validate().is_ok());
+    policy.retention.chat = Some(0);
+    policy.retention.sessions = Some(36_501);
+    policy.personal_properties = vec!["email".into(), "email".into(), String::new()];
+    let errors = policy.validate().unwrap_err();
+    let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "retention.chat",
+            "retention.sessions",
+            "personal_properties[1]",
+            "personal_properties[2]"
+        ]
+    );
+}
+
+#[test]
+fn retention_cutoffs_follow_the_days_set() {
+    let now = Utc.with_ymd_and_hms(2026, 11, 24, 12, 0, 0).unwrap();
+    let mut policy = PrivacyPolicy::default();
+    assert_eq!(policy.cutoff(RetentionKind::Chat, now), None);
+    policy.retention.chat = Some(90);
+    let cutoff = policy.cutoff(RetentionKind::Chat, now).unwrap();
+    assert_eq!(cutoff, Utc.with_ymd_and_hms(2026, 8, 26, 12, 0, 0).unwrap());
+    assert!(policy.expired(RetentionKind::Chat, cutoff - chrono::Duration::seconds(1), now));
+    assert!(!policy.expired(RetentionKind::Chat, cutoff, now));
+    assert!(!policy.expired(RetentionKind::Sessions, cutoff - chrono::Duration::days(999), now));
+    assert_eq!(RetentionKind::Chat.class(), Some(FieldClass::Chat));
+    assert_eq!(RetentionKind::Sessions.class(), None);
+}
