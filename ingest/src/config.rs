@@ -1,6 +1,7 @@
 //! Ingest settings, from the environment.
 
 use shared::config::{CommonConfig, Vars};
+use shared::privacy::PrivacyConfig;
 use shared::secret::SecretString;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -16,6 +17,8 @@ pub struct Config {
     pub bind_addr: SocketAddr,
     /// `IP_HASH_KEY`: secret for the keyed hash of player IPs.
     pub ip_hash_key: SecretString,
+    /// `PRIVACY_MASTER_KEY` and `PRIVACY_ENCRYPTION`: how personal fields are sealed.
+    pub privacy: PrivacyConfig,
     /// `PUBLISH_TIMEOUT_MS` (default 5000): how long a write waits for JetStream's ack.
     pub publish_timeout: Duration,
     /// `MAX_WRITES_IN_FLIGHT` (default 256): authenticated writes decoded and awaiting their
@@ -37,6 +40,7 @@ impl Config {
             admin_key: vars.admin_key()?,
             bind_addr: vars.or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8081)))?,
             ip_hash_key: vars.required_secret("IP_HASH_KEY")?,
+            privacy: PrivacyConfig::from_vars(vars)?,
             publish_timeout: Duration::from_millis(vars.or_default("PUBLISH_TIMEOUT_MS", 5000)?),
             max_writes_in_flight: vars.or_default("MAX_WRITES_IN_FLIGHT", 256usize)?.max(1),
         })
@@ -53,13 +57,15 @@ mod tests {
             &Vars::empty()
                 .set("NATS_URL", "nats://warden:nats-pass-0451@nats:4222")
                 .set("ADMIN_KEY", "wdn_admin_0123456789abcdef")
-                .set("IP_HASH_KEY", "ip-hash-key-9f8e7d"),
+                .set("IP_HASH_KEY", "ip-hash-key-9f8e7d")
+                .set("PRIVACY_MASTER_KEY", "privacy-master-key-0123456789abcdef"),
         )?;
         let shown = format!("{config:?} {config:#?}");
         for secret in [
             "nats-pass-0451",
             "wdn_admin_0123456789abcdef",
             "ip-hash-key-9f8e7d",
+            "privacy-master-key-0123456789abcdef",
         ] {
             assert!(!shown.contains(secret), "{secret} printed in {shown}");
         }

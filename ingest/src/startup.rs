@@ -47,6 +47,8 @@ impl Ingest {
         nats::open_event_stream(&js, log).await?;
         let bucket = nats::open_bucket(&js, log.key_bucket_config()).await?;
         let rates = nats::open_bucket(&js, log.rate_bucket_config()).await?;
+        let keyring = config.privacy.keyring(&js, log).await?;
+        keyring.spawn_watch(shutdown.clone());
         let keys = Arc::new(KeyDirectory::new(config.admin_key.expose()));
         DirectorySync::new(client.clone(), bucket, keys.clone()).spawn(shutdown.clone());
         let key_usage = Arc::new(KeyUsage::new());
@@ -68,6 +70,7 @@ impl Ingest {
             keys: keys.clone(),
             publisher: publisher.clone(),
             subjects: log.subjects(),
+            keyring,
             ip_hasher: IpHasher::new(config.ip_hash_key.expose().as_bytes()),
             limiter: Arc::new(Limiter::new(rates)),
             key_usage,

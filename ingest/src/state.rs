@@ -2,6 +2,7 @@
 
 use shared::key_directory::KeyDirectory;
 use shared::key_usage::KeyUsage;
+use shared::privacy::Keyring;
 use shared::publisher::Publisher;
 use shared::rate_limit::Limiter;
 use shared::records::IpHasher;
@@ -17,6 +18,8 @@ pub struct AppState {
     pub publisher: Publisher,
     /// The log's subject scheme.
     pub subjects: Subjects,
+    /// Seals personal fields before they reach the log.
+    pub keyring: Keyring,
     /// Hashes player IPs before they reach the log.
     pub ip_hasher: IpHasher,
     /// The plugin quota, shared across replicas.

@@ -1,6 +1,7 @@
 //! The projector's settings, read from the environment.
 
 use shared::config::{CommonConfig, Vars};
+use shared::privacy::PrivacyConfig;
 use shared::secret::DatabaseUrl;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -23,6 +24,8 @@ pub struct Config {
     /// `PROJECTOR_STALL_SECONDS` (default 60): no progress for this long while log messages
     /// wait makes the `projector_lag` readiness check fail (the projector is stuck).
     pub stall_after: Duration,
+    /// `PRIVACY_MASTER_KEY` (required): opens the personal fields sealed in the log.
+    pub privacy: PrivacyConfig,
 }
 
 impl Config {
@@ -45,6 +48,7 @@ impl Config {
             batch_max,
             batch_wait: Duration::from_millis(vars.or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
             stall_after: Duration::from_secs(vars.or_default("PROJECTOR_STALL_SECONDS", 60)?),
+            privacy: PrivacyConfig::from_vars(vars)?,
         })
     }
 }
@@ -61,7 +65,8 @@ mod tests {
                 .set(
                     "DATABASE_URL",
                     "postgres://projector:pg-pass-3141@db:5432/warden",
-                ),
+                )
+                .set("PRIVACY_MASTER_KEY", "privacy-master-key-0123456789abcdef"),
         )?;
         let shown = format!("{config:?} {config:#?}");
         for secret in ["nats-token-77aa", "pg-pass-3141"] {

@@ -9,6 +9,7 @@ use anyhow::Context;
 use async_nats::jetstream;
 use serde_json::json;
 use shared::health::Readiness;
+use shared::privacy::Keyring;
 use shared::serve::BoundRouter;
 use shared::shutdown::within_deadline;
 use sqlx::PgPool;
@@ -25,6 +26,8 @@ pub struct Projector {
     /// The stream, the subjects and the chunking it reads with.
     pub(crate) reader: LogReader,
     pub(crate) progress: Progress,
+    /// Opens the personal fields sealed in the log.
+    pub(crate) keyring: Keyring,
 }
 
 impl Projector {
@@ -49,6 +52,7 @@ impl Projector {
         let event_log = &config.common.event_log;
         let js = jetstream::new(client.clone());
         let stream = shared::nats::open_event_stream(&js, event_log).await?;
+        let keyring = config.privacy.keyring(&js, event_log).await?;
 
         let names = projections::checkpoint_names();
         crate::checkpoint::ensure(&pool, &names).await?;
@@ -68,6 +72,7 @@ impl Projector {
                 reconnects,
             },
             progress,
+            keyring,
         })
     }
 }

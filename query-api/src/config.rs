@@ -35,6 +35,9 @@ pub struct Config {
     /// Alerts: `WEBHOOK_SECRETS_KEY` (optional here: without it webhook destinations cannot be
     /// added) and `WEBHOOK_ALLOW_NETWORKS`.
     pub alerts: shared::alerts::AlertsConfig,
+    /// `PRIVACY_MASTER_KEY` (required): seals notes, opens the log's personal fields for the
+    /// live stream, and destroys keys to erase a player.
+    pub privacy: shared::privacy::PrivacyConfig,
 }
 
 /// How the staff dashboard signs people in and records what they do.
@@ -111,6 +114,7 @@ impl Config {
             max_streams_per_key: max_streams_per_key(vars)?,
             dashboard: DashboardConfig::from_vars(vars)?,
             alerts: shared::alerts::AlertsConfig::from_vars(vars)?,
+            privacy: shared::privacy::PrivacyConfig::from_vars(vars)?,
         })
     }
 }
@@ -170,7 +174,8 @@ mod tests {
                     "READ_DATABASE_URL",
                     "postgres://reader@replica/warden?password=replica-pass-1414",
                 )
-                .set("IP_HASH_KEY", "audit-ip-key-5a5a"),
+                .set("IP_HASH_KEY", "audit-ip-key-5a5a")
+                .set("PRIVACY_MASTER_KEY", "privacy-master-key-0123456789abcdef"),
         )?;
         let shown = format!("{config:?} {config:#?}");
         for secret in [
@@ -179,6 +184,7 @@ mod tests {
             "pg-pass-1618",
             "replica-pass-1414",
             "audit-ip-key-5a5a",
+            "privacy-master-key-0123456789abcdef",
         ] {
             assert!(!shown.contains(secret), "{secret} printed in {shown}");
         }

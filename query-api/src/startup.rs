@@ -72,6 +72,11 @@ impl QueryApi {
             "key bucket reconciled"
         );
 
+        let keyring = config
+            .privacy
+            .keyring(&js, &config.common.event_log)
+            .await?;
+        keyring.spawn_watch(shutdown.clone());
         let keys = Arc::new(KeyDirectory::new(config.admin_key.expose()));
         let streams = OpenStreams::new(config.max_streams_per_key);
         DirectorySync::new(nats.clone(), bucket, keys.clone())
@@ -123,6 +128,7 @@ impl QueryApi {
             publisher,
             subjects: config.common.event_log.subjects(),
             alerts: Arc::new(config.alerts.clone()),
+            keyring,
         });
         crate::team::passwords::warm_up().await;
         Ok(QueryApi { api, readiness })

@@ -48,4 +48,6 @@ pub struct AppState {
     pub subjects: shared::subjects::Subjects,
     /// Webhook secrets' sealing key and the addresses destinations may reach.
     pub alerts: Arc<shared::alerts::AlertsConfig>,
+    /// Seals and opens personal fields; destroys a player's key on erasure (issue 18).
+    pub keyring: shared::privacy::Keyring,
 }

@@ -20,12 +20,14 @@ impl PrivacyConfig {
     /// Reads the settings from `vars`.
     pub fn from_vars(vars: &Vars) -> Result<PrivacyConfig, ConfigError> {
         let secret = vars.required_secret("PRIVACY_MASTER_KEY")?;
-        let master_key =
-            MasterKey::new(secret.expose()).map_err(|e| ConfigError::Invalid {
-                name: "PRIVACY_MASTER_KEY",
-                reason: e.to_string(),
-            })?;
-        let seal = match vars.or_default("PRIVACY_ENCRYPTION", "on".to_owned())?.as_str() {
+        let master_key = MasterKey::new(secret.expose()).map_err(|e| ConfigError::Invalid {
+            name: "PRIVACY_MASTER_KEY",
+            reason: e.to_string(),
+        })?;
+        let seal = match vars
+            .or_default("PRIVACY_ENCRYPTION", "on".to_owned())?
+            .as_str()
+        {
             "on" => true,
             "off" => false,
             other => {

@@ -83,7 +83,11 @@ impl Personal for Punishment {
             field(p, Identity, Slot::OptionalText(&mut self.revoke_reason)),
         ];
         if let Some(staff) = self.staff_uuid {
-            fields.push(field(staff, Identity, Slot::OptionalText(&mut self.staff_name)));
+            fields.push(field(
+                staff,
+                Identity,
+                Slot::OptionalText(&mut self.staff_name),
+            ));
         }
         fields
     }
@@ -97,7 +101,11 @@ impl Personal for RankChange {
             Slot::OptionalText(&mut self.player_name),
         )];
         if let Some(staff) = self.staff_uuid {
-            fields.push(field(staff, Identity, Slot::OptionalText(&mut self.staff_name)));
+            fields.push(field(
+                staff,
+                Identity,
+                Slot::OptionalText(&mut self.staff_name),
+            ));
         }
         fields
     }

@@ -180,7 +180,8 @@ impl Keyring {
                 erase(field.slot);
                 continue;
             };
-            let seal = |text: &str| seal_text(cipher, account, field.subject, field.class, day, text);
+            let seal =
+                |text: &str| seal_text(cipher, account, field.subject, field.class, day, text);
             match field.slot {
                 Slot::Text(text) => *text = seal(text),
                 Slot::OptionalText(text) => {
@@ -267,7 +268,13 @@ impl Keyring {
         for (need, key) in loaded {
             match need {
                 Need::Player(a, p) => {
-                    cache.players.insert((a, p), PlayerEntry { key, ..Default::default() });
+                    cache.players.insert(
+                        (a, p),
+                        PlayerEntry {
+                            key,
+                            ..Default::default()
+                        },
+                    );
                 }
                 Need::Period(a, c, d) => {
                     cache.periods.insert((a, c, d), key);
@@ -294,13 +301,18 @@ impl Keyring {
                 return Ok(None);
             }
             let key = DataKey::random();
-            match store.create(name, Bytes::from(master.wrap(name, &key))).await {
+            match store
+                .create(name, Bytes::from(master.wrap(name, &key)))
+                .await
+            {
                 Ok(_) => return Ok(Some(key)),
                 Err(e) if e.kind() == CreateErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(unavailable(e)),
             }
         }
-        Err(unavailable(format!("the key {name} changed during three reads")))
+        Err(unavailable(format!(
+            "the key {name} changed during three reads"
+        )))
     }
 
     // ---- destroying ----
@@ -345,11 +357,18 @@ impl Keyring {
             .map_err(unavailable)?;
         let mut destroyed = 0;
         for name in names {
-            let Some(day) = name.strip_prefix(&prefix).and_then(|d| d.parse::<u32>().ok()) else {
+            let Some(day) = name
+                .strip_prefix(&prefix)
+                .and_then(|d| d.parse::<u32>().ok())
+            else {
                 continue;
             };
             if day < before_day {
-                self.inner.accounts.purge(&name).await.map_err(unavailable)?;
+                self.inner
+                    .accounts
+                    .purge(&name)
+                    .await
+                    .map_err(unavailable)?;
                 forget_period(&mut self.cache(), account, class, day);
                 destroyed += 1;
             }
@@ -601,7 +620,9 @@ fn open_field(cache: &mut Cache, account: Uuid, field: Field<'_>) {
             if !raw.get().contains("\\u0000w1.") {
                 return;
             }
-            let Some(mut entries) = properties::split(raw) else { return };
+            let Some(mut entries) = properties::split(raw) else {
+                return;
+            };
             for (_, value) in entries.iter_mut() {
                 if let Some(text) = properties::string_of(value)
                     && is_sealed(&text)

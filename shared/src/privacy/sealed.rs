@@ -68,7 +68,12 @@ impl SealedValue {
 }
 
 /// The associated data of a sealed value.
-pub(crate) fn associated_data(account: Uuid, subject: Uuid, class: FieldClass, day: u32) -> [u8; 37] {
+pub(crate) fn associated_data(
+    account: Uuid,
+    subject: Uuid,
+    class: FieldClass,
+    day: u32,
+) -> [u8; 37] {
     let mut aad = [0u8; 37];
     aad[..16].copy_from_slice(account.as_bytes());
     aad[16..32].copy_from_slice(subject.as_bytes());

@@ -29,7 +29,10 @@ fn days_are_utc_days_since_1970() {
     let at = Utc.with_ymd_and_hms(2026, 11, 24, 23, 59, 59).unwrap();
     let day = day_of(at);
     assert_eq!(day, 20_781);
-    assert_eq!(day_start(day), Utc.with_ymd_and_hms(2026, 11, 24, 0, 0, 0).unwrap());
+    assert_eq!(
+        day_start(day),
+        Utc.with_ymd_and_hms(2026, 11, 24, 0, 0, 0).unwrap()
+    );
     assert_eq!(day_of(day_start(day + 1)), day + 1);
 }
 
@@ -51,14 +54,29 @@ fn a_field_key_depends_on_every_input() {
             .unwrap()
     };
     let base = seal(player.field_cipher(FieldClass::Chat, 1, Some(&period)));
-    assert_eq!(base, seal(player.field_cipher(FieldClass::Chat, 1, Some(&period))));
-    assert_ne!(base, seal(player.field_cipher(FieldClass::Chat, 2, Some(&period))));
-    assert_ne!(base, seal(player.field_cipher(FieldClass::IpHash, 1, Some(&period))));
+    assert_eq!(
+        base,
+        seal(player.field_cipher(FieldClass::Chat, 1, Some(&period)))
+    );
+    assert_ne!(
+        base,
+        seal(player.field_cipher(FieldClass::Chat, 2, Some(&period)))
+    );
+    assert_ne!(
+        base,
+        seal(player.field_cipher(FieldClass::IpHash, 1, Some(&period)))
+    );
     assert_ne!(base, seal(player.field_cipher(FieldClass::Chat, 1, None)));
     let other_period = DataKey::random();
-    assert_ne!(base, seal(player.field_cipher(FieldClass::Chat, 1, Some(&other_period))));
+    assert_ne!(
+        base,
+        seal(player.field_cipher(FieldClass::Chat, 1, Some(&other_period)))
+    );
     let other_player = DataKey::random();
-    assert_ne!(base, seal(other_player.field_cipher(FieldClass::Chat, 1, Some(&period))));
+    assert_ne!(
+        base,
+        seal(other_player.field_cipher(FieldClass::Chat, 1, Some(&period)))
+    );
 }
 
 #[test]
@@ -72,14 +90,21 @@ fn wrapped_keys_open_only_under_their_name_and_master() {
         Err(MasterKeyError::Unwrap)
     );
     let other = MasterKey::new("another master key, also thirty-two characters").unwrap();
-    assert_eq!(other.unwrap_key("p.a.b", &wrapped), Err(MasterKeyError::Unwrap));
-    assert!(matches!(MasterKey::new("short"), Err(MasterKeyError::TooShort)));
+    assert_eq!(
+        other.unwrap_key("p.a.b", &wrapped),
+        Err(MasterKeyError::Unwrap)
+    );
+    assert!(matches!(
+        MasterKey::new("short"),
+        Err(MasterKeyError::TooShort)
+    ));
     assert_eq!(format!("{master:?}"), "MasterKey([redacted])");
 }
 
 #[test]
 fn properties_split_and_join_keeping_values_verbatim() {
-    let raw = RawValue::from_string(r#"{"b": 1.10, "a":{"x":[1, 2]}, "c":"\u00e9"}"#.into()).unwrap();
+    let raw =
+        RawValue::from_string(r#"{"b": 1.10, "a":{"x":[1, 2]}, "c":"\u00e9"}"#.into()).unwrap();
     let entries = properties::split(&raw).unwrap();
     let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys, ["b", "a", "c"]);
@@ -121,9 +146,17 @@ fn retention_cutoffs_follow_the_days_set() {
     policy.retention.chat = Some(90);
     let cutoff = policy.cutoff(RetentionKind::Chat, now).unwrap();
     assert_eq!(cutoff, Utc.with_ymd_and_hms(2026, 8, 26, 12, 0, 0).unwrap());
-    assert!(policy.expired(RetentionKind::Chat, cutoff - chrono::Duration::seconds(1), now));
+    assert!(policy.expired(
+        RetentionKind::Chat,
+        cutoff - chrono::Duration::seconds(1),
+        now
+    ));
     assert!(!policy.expired(RetentionKind::Chat, cutoff, now));
-    assert!(!policy.expired(RetentionKind::Sessions, cutoff - chrono::Duration::days(999), now));
+    assert!(!policy.expired(
+        RetentionKind::Sessions,
+        cutoff - chrono::Duration::days(999),
+        now
+    ));
     assert_eq!(RetentionKind::Chat.class(), Some(FieldClass::Chat));
     assert_eq!(RetentionKind::Sessions.class(), None);
 }
