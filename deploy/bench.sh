@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark on private servers and writes target/bench/report.json plus a table.
 #
-#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search|alerts]
+#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search|alerts|privacy]
 #
 #   --quick   a small version that finishes in a couple of minutes (CI runs it via test.sh)
 #   --debug   use the debug build (what test.sh has already built) instead of a release build;
@@ -10,7 +10,9 @@
 #             (live stream, open streams, reads on the large dataset, the staff dashboard's
 #             Overview, 30-day server chart, pages and sign-in), or only the search targets
 #             (player search, chat keyword search, the chat index's cost to the projector),
-#             or only the alerts target (plugin write -> signed webhook at a local receiver)
+#             or only the alerts target (plugin write -> signed webhook at a local receiver),
+#             or only the privacy target (durable ingest with personal fields sealed against
+#             the same in clear, and the projector's catch-up over each backlog)
 #
 # It builds warden-bench (one cargo build), starts a private nats-server with
 # `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's
@@ -32,7 +34,7 @@ while (($#)); do
     case "$arg" in
     --quick) quick=(--quick) ;;
     --only)
-        [[ $# -gt 0 ]] || die "--only needs writes, reads, search or alerts"
+        [[ $# -gt 0 ]] || die "--only needs writes, reads, search, alerts or privacy"
         only=(--only "$1")
         shift
         ;;

@@ -128,7 +128,7 @@ log "starting $STACK_BIN on $base_url (log: $work/stack.log)"
 # TRUSTED_PROXIES: the fuzzer is the "proxy" and names a made-up client per request (fuzz_hooks.py).
 BIND_ADDR="127.0.0.1:$http_port" NATS_URL="nats://127.0.0.1:$nats_port" DATABASE_URL="$database_url" \
     ADMIN_KEY="$admin_key" IP_HASH_KEY="$(random_hex 32)" TRUSTED_PROXIES=127.0.0.1 \
-    WEBHOOK_SECRETS_KEY="$(random_hex 32)" \
+    WEBHOOK_SECRETS_KEY="$(random_hex 32)" PRIVACY_MASTER_KEY="$(random_hex 32)" \
     LOG_FORMAT=json RUST_LOG="${RUST_LOG:-info}" \
     "$STACK_BIN" </dev/null >"$work/stack.log" 2>&1 &
 stack_pid=$!

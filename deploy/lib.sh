@@ -8,10 +8,11 @@
 #   pg/          data/ (cluster), run/ (unix socket), postgres.log
 #   logs/        stack.log, demo-fleet.log
 #   ports.env    chosen ports, reused on restart
-#   secrets.env  ADMIN_KEY, IP_HASH_KEY, WEBHOOK_SECRETS_KEY (chmod 600), reused on restart
+#   secrets.env  ADMIN_KEY, IP_HASH_KEY, WEBHOOK_SECRETS_KEY, PRIVACY_MASTER_KEY (chmod 600),
+#                reused on restart
 #   stack.env    BASE_URL, ADMIN_KEY, ACCOUNT_ID, PLUGIN_KEY, DASHBOARD_KEY, DASHBOARD_LOGIN,
 #                DASHBOARD_PASSWORD, NATS_URL, DATABASE_URL, WEBHOOK_SECRETS_KEY,
-#                WEBHOOK_ALLOW_NETWORKS (chmod 600)
+#                WEBHOOK_ALLOW_NETWORKS, PRIVACY_MASTER_KEY (chmod 600)
 #   stack.pid    pid of target/release/stack
 #   demo-fleet.pid  pid of target/release/demo-fleet (up.sh --demo)
 
@@ -281,29 +282,34 @@ choose_ports() {
     printf 'NATS_PORT=%s\nPG_PORT=%s\nHTTP_PORT=%s\n' "$NATS_PORT" "$PG_PORT" "$HTTP_PORT" >"$PORTS_ENV"
 }
 
-# Loads ADMIN_KEY, IP_HASH_KEY and WEBHOOK_SECRETS_KEY from .local/secrets.env, generating them
-# on first start.
+# Loads ADMIN_KEY, IP_HASH_KEY, WEBHOOK_SECRETS_KEY and PRIVACY_MASTER_KEY from
+# .local/secrets.env, generating them on first start.
 ensure_secrets() {
     if [[ ! -f "$SECRETS_ENV" ]]; then
-        log "generating ADMIN_KEY, IP_HASH_KEY and WEBHOOK_SECRETS_KEY into $SECRETS_ENV"
+        log "generating ADMIN_KEY, IP_HASH_KEY, WEBHOOK_SECRETS_KEY and PRIVACY_MASTER_KEY into $SECRETS_ENV"
         mkdir -p "$LOCAL_DIR"
         (
             umask 077
-            printf 'ADMIN_KEY=wdn_admin_%s\nIP_HASH_KEY=%s\nWEBHOOK_SECRETS_KEY=%s\n' \
-                "$(random_hex 32)" "$(random_hex 32)" "$(random_hex 32)" >"$SECRETS_ENV"
+            printf 'ADMIN_KEY=wdn_admin_%s\nIP_HASH_KEY=%s\nWEBHOOK_SECRETS_KEY=%s\nPRIVACY_MASTER_KEY=%s\n' \
+                "$(random_hex 32)" "$(random_hex 32)" "$(random_hex 32)" "$(random_hex 32)" >"$SECRETS_ENV"
         )
     fi
-    # Added with alerts (issue 17): a secrets file from before then gets the key appended once,
-    # never replaced (replacing it would leave every sealed webhook secret unopenable).
-    if ! grep -q '^WEBHOOK_SECRETS_KEY=.' "$SECRETS_ENV"; then
-        log "generating WEBHOOK_SECRETS_KEY into $SECRETS_ENV"
-        printf 'WEBHOOK_SECRETS_KEY=%s\n' "$(random_hex 32)" >>"$SECRETS_ENV"
-    fi
+    # Keys added after the first release: a secrets file from before gets each appended once,
+    # never replaced (replacing WEBHOOK_SECRETS_KEY would leave every sealed webhook secret
+    # unopenable, replacing PRIVACY_MASTER_KEY every sealed personal field of the log).
+    local key
+    for key in WEBHOOK_SECRETS_KEY PRIVACY_MASTER_KEY; do
+        if ! grep -q "^$key=." "$SECRETS_ENV"; then
+            log "generating $key into $SECRETS_ENV"
+            printf '%s=%s\n' "$key" "$(random_hex 32)" >>"$SECRETS_ENV"
+        fi
+    done
     chmod 600 "$SECRETS_ENV"
     ADMIN_KEY="$(sed -n 's/^ADMIN_KEY=//p' "$SECRETS_ENV")"
     IP_HASH_KEY="$(sed -n 's/^IP_HASH_KEY=//p' "$SECRETS_ENV")"
     WEBHOOK_SECRETS_KEY="$(sed -n 's/^WEBHOOK_SECRETS_KEY=//p' "$SECRETS_ENV")"
-    [[ -n "$ADMIN_KEY" && -n "$IP_HASH_KEY" ]] || die "$SECRETS_ENV is missing ADMIN_KEY or IP_HASH_KEY; delete it to regenerate"
+    PRIVACY_MASTER_KEY="$(sed -n 's/^PRIVACY_MASTER_KEY=//p' "$SECRETS_ENV")"
+    [[ -n "$ADMIN_KEY" && -n "$IP_HASH_KEY" ]] || die "$SECRETS_ENV is missing ADMIN_KEY or IP_HASH_KEY; add them (deleting the file also replaces PRIVACY_MASTER_KEY: every sealed field of the log would become unreadable)"
 }
 
 # ---------------------------------------------------------------------------------------------

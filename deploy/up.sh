@@ -104,6 +104,7 @@ printf '\n----- %s deploy/up.sh starting stack -----\n' "$(date -u +%FT%TZ)" >>"
 WEBHOOK_ALLOW_NETWORKS="${WEBHOOK_ALLOW_NETWORKS:-loopback}"
 BIND_ADDR="127.0.0.1:$HTTP_PORT" ADMIN_KEY="$ADMIN_KEY" IP_HASH_KEY="$IP_HASH_KEY" \
     WEBHOOK_SECRETS_KEY="$WEBHOOK_SECRETS_KEY" WEBHOOK_ALLOW_NETWORKS="$WEBHOOK_ALLOW_NETWORKS" \
+    PRIVACY_MASTER_KEY="$PRIVACY_MASTER_KEY" \
     LOG_FORMAT="${LOG_FORMAT:-pretty}" RUST_LOG="${RUST_LOG:-info}" \
     setsid "$STACK_BIN" </dev/null >>"$STACK_LOG" 2>&1 &
 stack_pid=$!
@@ -227,6 +228,7 @@ fi
         printf 'DATABASE_URL=%q\n' "$DATABASE_URL"
         printf 'WEBHOOK_SECRETS_KEY=%q\n' "$WEBHOOK_SECRETS_KEY"
         printf 'WEBHOOK_ALLOW_NETWORKS=%q\n' "$WEBHOOK_ALLOW_NETWORKS"
+        printf 'PRIVACY_MASTER_KEY=%q\n' "$PRIVACY_MASTER_KEY"
     } >"$STACK_ENV"
 )
 chmod 600 "$STACK_ENV"

@@ -148,14 +148,15 @@ def check_routes(what, routes, to_query_api):
 # The operator's keys each service reads: a service is given the ones it needs and no other
 # (the projector and the notifier serve no API, so they never hold ADMIN_KEY; only query-api,
 # which seals webhook signing secrets, and the notifier, which opens them, hold
-# WEBHOOK_SECRETS_KEY).
+# WEBHOOK_SECRETS_KEY). Every service seals or opens the log's personal fields, so every one
+# holds PRIVACY_MASTER_KEY.
 KEYS_NEEDED = {
-    "ingest": {"ADMIN_KEY", "IP_HASH_KEY"},
-    "query-api": {"ADMIN_KEY", "WEBHOOK_SECRETS_KEY"},
-    "projector": set(),
-    "notifier": {"WEBHOOK_SECRETS_KEY"},
+    "ingest": {"ADMIN_KEY", "IP_HASH_KEY", "PRIVACY_MASTER_KEY"},
+    "query-api": {"ADMIN_KEY", "WEBHOOK_SECRETS_KEY", "PRIVACY_MASTER_KEY"},
+    "projector": {"PRIVACY_MASTER_KEY"},
+    "notifier": {"WEBHOOK_SECRETS_KEY", "PRIVACY_MASTER_KEY"},
 }
-KEYS = {"ADMIN_KEY", "IP_HASH_KEY", "WEBHOOK_SECRETS_KEY"}
+KEYS = {"ADMIN_KEY", "IP_HASH_KEY", "WEBHOOK_SECRETS_KEY", "PRIVACY_MASTER_KEY"}
 KEYS_ALLOWED = {"query-api": {"IP_HASH_KEY"}}  # optional there: the audit log's IP hashes
 
 
@@ -240,7 +241,7 @@ def docker_compose_config():
         print("note: the docker compose plugin is not installed; skipped `docker compose config -q`")
         return
     env = dict(os.environ, ADMIN_KEY=os.environ.get("ADMIN_KEY", "x"), IP_HASH_KEY="x",
-               WEBHOOK_SECRETS_KEY="x" * 32)
+               WEBHOOK_SECRETS_KEY="x" * 32, PRIVACY_MASTER_KEY="x" * 32)
     run = subprocess.run([docker, "compose", "-f", os.path.join(DEPLOY, "compose.yaml"), "config", "-q"],
                          capture_output=True, text=True, env=env)
     check(run.returncode == 0, f"docker compose config: {run.stderr.strip()}")

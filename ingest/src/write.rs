@@ -9,9 +9,11 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use shared::envelope::{LogMessage, Logged};
 use shared::keys::Caller;
+use shared::privacy::{KeyringError, PrivacyPolicy};
 use shared::problem::RejectedRecord;
-use shared::records::PluginRecord;
+use shared::records::{PluginRecord, RecordKind};
 use std::collections::HashSet;
+use std::sync::Arc;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -147,14 +149,33 @@ pub async fn append<T: PluginRecord>(
             None => groups.push((name, vec![logged])),
         }
     }
-    let publishes = groups.into_iter().map(|(name, group)| {
+    // Every group is sealed before anything is published: a keyring failure appends nothing.
+    let mut messages = Vec::with_capacity(groups.len());
+    for (name, group) in groups {
         let subject = state
             .subjects
             .for_records(caller.account_id, T::KIND, name.as_deref());
+        // From the ids only (never the sealed bytes, which differ on every attempt), so a
+        // retried request keeps its message id.
         let message_id = client_ids.then(|| message_id(caller.account_id, &group));
         let count = group.len();
-        let payload =
-            LogMessage::new(caller.account_id, received_at, T::into_batch(group)).encode();
+        let message = LogMessage::new(caller.account_id, received_at, T::into_batch(group));
+        messages.push(Outgoing {
+            subject,
+            message_id,
+            count,
+            message,
+        });
+    }
+    seal_all::<T>(state, caller.account_id, &mut messages).await?;
+    let publishes = messages.into_iter().map(|outgoing| {
+        let Outgoing {
+            subject,
+            message_id,
+            count,
+            message,
+        } = outgoing;
+        let payload = message.encode();
         async move {
             (
                 count,
@@ -187,6 +208,50 @@ pub async fn append<T: PluginRecord>(
         duplicates,
         rejected,
     })
+}
+
+/// One log message of a write, before its append.
+struct Outgoing {
+    subject: String,
+    /// Derived from the records' client ids (see [`message_id`]), when they all have one.
+    message_id: Option<String>,
+    /// Records it holds.
+    count: usize,
+    message: LogMessage,
+}
+
+/// Seals the personal fields of every message ([`shared::privacy`]). Only custom events
+/// need the account's policy (which properties are personal), so only they read it; the
+/// other kinds seal fixed fields. A key bucket that cannot be reached refuses the write like
+/// an unavailable log: nothing is appended.
+async fn seal_all<T: PluginRecord>(
+    state: &AppState,
+    account_id: Uuid,
+    messages: &mut [Outgoing],
+) -> Result<(), IngestError> {
+    if !state.keyring.seals() {
+        return Ok(());
+    }
+    // Fail fast while disconnected, as the publish would: a key fetch would wait it out.
+    if !state.publisher.is_connected() {
+        return Err(IngestError::Unavailable("not connected to NATS".into()));
+    }
+    let unavailable = |error: KeyringError| IngestError::Unavailable(format!("sealing: {error}"));
+    let policy = match T::KIND {
+        RecordKind::Custom => state
+            .keyring
+            .policy(account_id)
+            .await
+            .map_err(unavailable)?,
+        _ => Arc::new(PrivacyPolicy::default()),
+    };
+    let seals = messages
+        .iter_mut()
+        .map(|outgoing| state.keyring.seal(&mut outgoing.message, &policy));
+    futures::future::try_join_all(seals)
+        .await
+        .map_err(unavailable)?;
+    Ok(())
 }
 
 /// A log message id derived from the records' client ids, so a retried request is recognised

@@ -26,6 +26,9 @@ pub struct Config {
     pub stall_after: Duration,
     /// `PRIVACY_MASTER_KEY` (required): opens the personal fields sealed in the log.
     pub privacy: PrivacyConfig,
+    /// `RETENTION_SWEEP_SECS` (default 600): how often the leader removes rows past their
+    /// accounts' retention (and once at start).
+    pub retention_sweep_every: Duration,
 }
 
 impl Config {
@@ -41,6 +44,11 @@ impl Config {
             batch_max > 0,
             "environment variable PROJECTOR_BATCH_MAX must be at least 1"
         );
+        let retention_sweep_secs: u64 = vars.or_default("RETENTION_SWEEP_SECS", 600)?;
+        anyhow::ensure!(
+            retention_sweep_secs > 0,
+            "environment variable RETENTION_SWEEP_SECS must be at least 1"
+        );
         Ok(Config {
             common: CommonConfig::from_vars(vars)?,
             database_url: vars.required_url("DATABASE_URL")?,
@@ -49,6 +57,7 @@ impl Config {
             batch_wait: Duration::from_millis(vars.or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
             stall_after: Duration::from_secs(vars.or_default("PROJECTOR_STALL_SECONDS", 60)?),
             privacy: PrivacyConfig::from_vars(vars)?,
+            retention_sweep_every: Duration::from_secs(retention_sweep_secs),
         })
     }
 }

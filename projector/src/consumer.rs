@@ -61,6 +61,11 @@ impl Projector {
     /// Consumes the event log into the read models until `shutdown` fires, while this instance
     /// is the leader ([`crate::leadership`]); as a standby it waits to take over.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        // Keys destroyed by another process (an erasure, the retention sweep) leave this
+        // process's cache at once, so nothing erased is opened from a stale key.
+        let keys_watched = shutdown.child_token();
+        let _watch = self.keyring.spawn_watch(keys_watched.clone());
+        let _stop_keys = keys_watched.drop_guard();
         let stop_watching = shutdown.child_token();
         let watching = lag::watch(
             &self.reader.stream,
@@ -81,7 +86,15 @@ impl Projector {
                 &stream,
                 &shutdown,
                 set_leader,
-                |term| async move { consume(&this.reader, this, &term).await },
+                // The leader also sweeps rows past retention, beside its consumer.
+                |term| async move {
+                    let sweeper = crate::retention::Sweeper {
+                        pool: &this.pool,
+                        keyring: &this.keyring,
+                        every: this.retention_every,
+                    };
+                    sweeper.beside(consume(&this.reader, this, &term)).await
+                },
             )
             .await;
             stop_watching.cancel();
@@ -248,9 +261,14 @@ impl ChunkSink for Projector {
             messages = delivered.len()
         );
         let started = Instant::now();
-        let outcome = projections::apply_chunk(&self.pool, delivered, projections::READ_MODELS)
-            .instrument(span)
-            .await?;
+        let outcome = projections::apply_chunk(
+            &self.pool,
+            &self.keyring,
+            delivered,
+            projections::READ_MODELS,
+        )
+        .instrument(span)
+        .await?;
         metrics::histogram!("projector_batch_duration_seconds")
             .record(started.elapsed().as_secs_f64());
         record(&outcome);

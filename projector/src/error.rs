@@ -8,6 +8,7 @@
 //! for every account behind it.
 
 use shared::envelope::DecodeError;
+use shared::privacy::KeyringError;
 
 /// A failure while folding the event log into PostgreSQL.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +23,11 @@ pub enum ProjectorError {
     /// A log message this build can never read: park it, don't retry it.
     #[error(transparent)]
     Unreadable(#[from] DecodeError),
+    /// The privacy keys could not be read (their buckets are unreachable, or the master key
+    /// does not open them): retried like an outage, never parked, since parking would set
+    /// aside messages that are fine once the keys can be read again.
+    #[error("privacy keys: {0}")]
+    Keyring(#[from] KeyringError),
 }
 
 /// What the consumer does with a failure.
@@ -43,7 +49,9 @@ impl ProjectorError {
     pub fn disposition(&self) -> Disposition {
         match self {
             ProjectorError::Database(error) if refuses_data(error) => Disposition::Park,
-            ProjectorError::Database(_) | ProjectorError::EventLog(_) => Disposition::Retry,
+            ProjectorError::Database(_)
+            | ProjectorError::EventLog(_)
+            | ProjectorError::Keyring(_) => Disposition::Retry,
             ProjectorError::Unreadable(_) => Disposition::Park,
         }
     }
@@ -57,7 +65,9 @@ impl ProjectorError {
             }
             ProjectorError::Unreadable(DecodeError::Malformed(_)) => "undecodable".to_owned(),
             ProjectorError::Database(error) if refuses_data(error) => refusal_reason(error),
-            ProjectorError::Database(_) | ProjectorError::EventLog(_) => "transient".to_owned(),
+            ProjectorError::Database(_)
+            | ProjectorError::EventLog(_)
+            | ProjectorError::Keyring(_) => "transient".to_owned(),
         }
     }
 }
@@ -133,6 +143,8 @@ mod tests {
             assert_eq!(outage.disposition(), Disposition::Retry, "{outage}");
             assert_eq!(outage.reason(), "transient");
         }
+        let keys = ProjectorError::from(KeyringError::Unavailable("no responders".into()));
+        assert_eq!(keys.disposition(), Disposition::Retry, "{keys}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod leadership;
 pub mod parked;
 pub mod projections;
 pub mod rebuild;
+pub mod retention;
 pub mod startup;
 
 pub use config::Config;

@@ -42,7 +42,8 @@ enum Command {
         #[arg(long)]
         no_progress: bool,
     },
-    /// List or re-apply the log messages set aside in `parked_messages` (needs `DATABASE_URL`).
+    /// List or re-apply the log messages set aside in `parked_messages` (needs `DATABASE_URL`;
+    /// a retry also needs `NATS_URL` and `PRIVACY_MASTER_KEY` to open the payloads).
     Parked {
         #[command(subcommand)]
         action: ParkedCommand,
@@ -151,6 +152,15 @@ async fn notify() -> anyhow::Result<()> {
         .context("the notifier did not stop within the shutdown deadline")?
 }
 
+/// The keyring a parked retry opens the stored payloads with: the retry reads `NATS_URL`, the
+/// event log settings and `PRIVACY_MASTER_KEY` like `run` does.
+async fn retry_keyring() -> anyhow::Result<shared::privacy::Keyring> {
+    let config = Config::from_env()?;
+    let nats = shared::nats::connect("warden-projector-parked", &config.common.nats_url).await?;
+    let js = async_nats::jetstream::new(nats.client);
+    config.privacy.keyring(&js, &config.common.event_log).await
+}
+
 async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {
     let database_url = database_url_with_tracing()?;
     let pool = sqlx::postgres::PgPoolOptions::new()
@@ -182,7 +192,8 @@ async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {
                 (Some(sequence), false) => Selection::One(sequence),
                 _ => Selection::All,
             };
-            let results = parked::retry(&pool, selection).await?;
+            let keyring = retry_keyring().await?;
+            let results = parked::retry(&pool, &keyring, selection).await?;
             let mut left = 0;
             for (sequence, retried) in &results {
                 let outcome = match retried {

@@ -13,6 +13,7 @@ use crate::error::ProjectorError;
 use crate::projections::{self, Positioned, ReadModel};
 use chrono::{DateTime, Utc};
 use shared::envelope::LogMessage;
+use shared::privacy::Keyring;
 use sqlx::PgPool;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -68,9 +69,11 @@ pub async fn list(pool: &PgPool) -> Result<Vec<ParkedMessage>, sqlx::Error> {
 }
 
 /// Retries the `selection`, in log order; returns each sequence with what happened to it.
-/// Stops at the first outage (what was applied before it stays applied).
+/// Stops at the first outage (what was applied before it stays applied). The stored payloads
+/// are as logged (sealed): `keyring` opens them, as the live projector does.
 pub async fn retry(
     pool: &PgPool,
+    keyring: &Keyring,
     selection: Selection,
 ) -> Result<Vec<(u64, Retried)>, ProjectorError> {
     let sequences: Vec<u64> = match selection {
@@ -86,7 +89,7 @@ pub async fn retry(
     };
     let mut results = Vec::with_capacity(sequences.len());
     for sequence in sequences {
-        let retried = retry_one(pool, sequence).await?;
+        let retried = retry_one(pool, keyring, sequence).await?;
         tracing::info!(stream_sequence = sequence, outcome = ?retried, "retried a parked message");
         results.push((sequence, retried));
     }
@@ -94,7 +97,11 @@ pub async fn retry(
     Ok(results)
 }
 
-async fn retry_one(pool: &PgPool, sequence: u64) -> Result<Retried, ProjectorError> {
+async fn retry_one(
+    pool: &PgPool,
+    keyring: &Keyring,
+    sequence: u64,
+) -> Result<Retried, ProjectorError> {
     let names = projections::checkpoint_names();
     let mut tx = pool.begin().await?;
     let checkpoints = checkpoint::lock(&mut tx, &names).await?;
@@ -107,10 +114,12 @@ async fn retry_one(pool: &PgPool, sequence: u64) -> Result<Retried, ProjectorErr
     let Some(payload) = payload else {
         return Ok(Retried::NotParked);
     };
-    let message = match LogMessage::decode(&payload) {
+    let mut message = match LogMessage::decode(&payload) {
         Ok(message) => message,
         Err(error) => return Ok(Retried::Unreadable(error.to_string())),
     };
+    // An outage of the key buckets fails the retry; the message stays parked.
+    keyring.open(std::slice::from_mut(&mut message)).await?;
     // Models still before it (a rebuild in progress) will read it from the log themselves.
     let targets: Vec<(&'static dyn ReadModel, u64)> = projections::READ_MODELS
         .iter()

@@ -28,6 +28,8 @@ pub struct Projector {
     pub(crate) progress: Progress,
     /// Opens the personal fields sealed in the log.
     pub(crate) keyring: Keyring,
+    /// How often the leader sweeps rows past retention ([`crate::retention`]).
+    pub(crate) retention_every: Duration,
 }
 
 impl Projector {
@@ -73,6 +75,7 @@ impl Projector {
             },
             progress,
             keyring,
+            retention_every: config.retention_sweep_every,
         })
     }
 }
@@ -126,6 +129,7 @@ pub(crate) fn connectivity(
 
 fn describe_metrics() {
     use metrics::{describe_counter, describe_gauge, describe_histogram};
+    crate::retention::describe_metrics();
     describe_counter!(
         "projector_messages_applied_total",
         "Log messages applied, by kind"

@@ -11,6 +11,7 @@ use async_nats::jetstream::{self, consumer::DeliverPolicy, consumer::pull::Order
 use futures::StreamExt;
 use shared::envelope::{LogMessage, stream_sequence_of};
 use shared::event_log::EventLogConfig;
+use shared::privacy::Keyring;
 use shared::records::RecordKind;
 use shared::timeline::{TimelineEvent, events_of};
 use std::sync::Arc;
@@ -37,6 +38,8 @@ pub struct LiveEvents {
     ring: broadcast::Sender<Arc<LiveEvent>>,
     jetstream: jetstream::Context,
     log: EventLogConfig,
+    /// Opens the personal fields of each message read from the log.
+    keyring: Keyring,
 }
 
 impl std::fmt::Debug for LiveEvents {
@@ -48,10 +51,13 @@ impl std::fmt::Debug for LiveEvents {
 }
 
 impl LiveEvents {
-    /// Starts following the end of the log until `shutdown`.
+    /// Starts following the end of the log until `shutdown`; every message read is opened
+    /// with `keyring` (whose watch the caller runs), so an erased player's fields read as
+    /// erased live and in every backfill.
     pub fn start(
         jetstream: jetstream::Context,
         log: EventLogConfig,
+        keyring: Keyring,
         shutdown: CancellationToken,
     ) -> LiveEvents {
         let (ring, _) = broadcast::channel(RING_CAPACITY);
@@ -59,6 +65,7 @@ impl LiveEvents {
             ring,
             jetstream,
             log,
+            keyring,
         };
         tokio::spawn(live.clone().follow(shutdown));
         live
@@ -109,11 +116,16 @@ impl LiveEvents {
                 .info()
                 .map_err(|e| anyhow::anyhow!("{e}"))?
                 .stream_sequence;
-            *next = Some(sequence + 1);
             // Undecodable messages are the projector's to park; the feed skips them.
-            let Ok(decoded) = LogMessage::decode(&message.payload) else {
+            let Ok(mut decoded) = LogMessage::decode(&message.payload) else {
+                *next = Some(sequence + 1);
                 continue;
             };
+            // A key bucket outage re-opens the feed at this message: nothing is sent sealed.
+            self.keyring
+                .open(std::slice::from_mut(&mut decoded))
+                .await?;
+            *next = Some(sequence + 1);
             for event in events_of(sequence, &decoded) {
                 let json = event.to_api_json();
                 // No receivers is fine: nobody is watching.
@@ -153,7 +165,10 @@ impl LiveEvents {
             let message = message?;
             let info = message.info().map_err(|e| anyhow::anyhow!("{e}"))?;
             let (sequence, pending) = (info.stream_sequence, info.pending);
-            if let Ok(decoded) = LogMessage::decode(&message.payload) {
+            if let Ok(mut decoded) = LogMessage::decode(&message.payload) {
+                self.keyring
+                    .open(std::slice::from_mut(&mut decoded))
+                    .await?;
                 for event in events_of(sequence, &decoded) {
                     if event.seq <= reached {
                         continue;
@@ -194,7 +209,8 @@ impl LiveEvents {
     /// For a stream that needs records the timeline (and so the ring) does not carry, such as
     /// anti-cheat flags, in one order with those it does: one ephemeral ordered consumer per
     /// call, filtered by the server so only those kinds travel, read at the caller's pace.
-    /// Undecodable messages are skipped (they are the projector's to park).
+    /// Undecodable messages are skipped (they are the projector's to park); personal fields are
+    /// opened (an outage of the key buckets is an error item).
     pub async fn records(
         &self,
         account: Uuid,
@@ -221,17 +237,31 @@ impl LiveEvents {
             })
             .await?;
         let messages = consumer.messages().await?;
-        Ok(messages.filter_map(|message| async move {
-            let decoded = message.map_err(anyhow::Error::from).and_then(|message| {
-                let sequence = message
-                    .info()
-                    .map_err(|e| anyhow::anyhow!("{e}"))?
-                    .stream_sequence;
-                Ok(LogMessage::decode(&message.payload)
-                    .ok()
-                    .map(|decoded| (sequence, decoded)))
-            });
-            decoded.transpose()
+        let keyring = self.keyring.clone();
+        Ok(messages.filter_map(move |message| {
+            let keyring = keyring.clone();
+            async move {
+                let decoded = message.map_err(anyhow::Error::from).and_then(|message| {
+                    let sequence = message
+                        .info()
+                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                        .stream_sequence;
+                    Ok(LogMessage::decode(&message.payload)
+                        .ok()
+                        .map(|decoded| (sequence, decoded)))
+                });
+                match decoded {
+                    Ok(Some((sequence, mut decoded))) => Some(
+                        keyring
+                            .open(std::slice::from_mut(&mut decoded))
+                            .await
+                            .map(|()| (sequence, decoded))
+                            .map_err(anyhow::Error::from),
+                    ),
+                    Ok(None) => None,
+                    Err(error) => Some(Err(error)),
+                }
+            }
         }))
     }
 }

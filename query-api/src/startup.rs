@@ -85,6 +85,7 @@ impl QueryApi {
         let live = LiveEvents::start(
             js.clone(),
             config.common.event_log.clone(),
+            keyring.clone(),
             shutdown.clone(),
         );
 

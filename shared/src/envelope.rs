@@ -10,8 +10,8 @@
 //! every JetStream publish is an fsync, so a 100-record chat batch costs one fsync, not 100.
 
 use crate::records::{
-    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, Note, PluginRecord, Punishment,
-    RankChange, RecordKind, Session,
+    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, Note, PlayerErasure,
+    PluginRecord, Punishment, RankChange, RecordKind, Session,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -67,6 +67,8 @@ pub enum RecordBatch {
     Custom(Vec<Logged<CustomEvent>>),
     /// Staff notes (written by query-api for the dashboard; no plugin route accepts them).
     Note(Vec<Logged<Note>>),
+    /// Player erasures (written by query-api; no plugin route accepts them).
+    Erasure(Vec<Logged<PlayerErasure>>),
 }
 
 /// One record's full envelope, as read from a [`LogMessage`].
@@ -168,6 +170,7 @@ impl LogMessage {
             RecordBatch::Custom(r) => each(self, r),
             // A note names no server: it was written on the dashboard.
             RecordBatch::Note(r) => of_kind(self, r, Note::KIND, |_| None),
+            RecordBatch::Erasure(r) => of_kind(self, r, PlayerErasure::KIND, |_| None),
         }
     }
 }
@@ -185,6 +188,7 @@ impl RecordBatch {
             RecordBatch::AccountLink(_) => RecordKind::AccountLink,
             RecordBatch::Custom(_) => RecordKind::Custom,
             RecordBatch::Note(_) => RecordKind::Note,
+            RecordBatch::Erasure(_) => RecordKind::Erasure,
         }
     }
 
@@ -200,6 +204,7 @@ impl RecordBatch {
             RecordBatch::AccountLink(r) => r.len(),
             RecordBatch::Custom(r) => r.len(),
             RecordBatch::Note(r) => r.len(),
+            RecordBatch::Erasure(r) => r.len(),
         }
     }
 

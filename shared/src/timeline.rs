@@ -68,11 +68,13 @@ pub fn events_of(stream_sequence: u64, message: &LogMessage) -> Vec<TimelineEven
         RecordBatch::Chat(records) => each(records, chat, row),
         RecordBatch::Punishment(records) => each(records, punishment, row),
         RecordBatch::RankChange(records) => each(records, rank_change, row),
-        // Notes are staff annotations with their own read model, not player events.
+        // Notes are staff annotations with their own read model, not player events; an
+        // erasure is an operator's act on the read models, not something the player did.
         RecordBatch::Heartbeat(_)
         | RecordBatch::AnticheatFlag(_)
         | RecordBatch::AccountLink(_)
-        | RecordBatch::Note(_) => Vec::new(),
+        | RecordBatch::Note(_)
+        | RecordBatch::Erasure(_) => Vec::new(),
     }
 }
 

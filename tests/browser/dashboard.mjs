@@ -48,7 +48,7 @@ const EXPECTED = {
   '/analytics/retention': ['Day 7', 'Day 30'],
   '/analytics/trends': [],
   '/team': ['Olive Owner', VIEWER_LOGIN],
-  '/settings': ['Helper'],
+  '/settings': ['Helper', 'Data retention', 'Anti-cheat flags'],
   '/alerts': [],
   '/audit': [OWNER_LOGIN],
 };

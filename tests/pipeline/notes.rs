@@ -9,7 +9,6 @@ use pipeline_tests::{MEMBER_PASSWORD, TestAccount, TestStack};
 use projector::rebuild::{RebuildOptions, rebuild};
 use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
 use serde_json::{Value, json};
-use test_support::test_vars;
 use tokio_util::sync::CancellationToken;
 
 const SERVER: &str = "7d000000-0000-4000-8000-00000000c001";
@@ -323,10 +322,8 @@ async fn a_moderators_note_is_logged_projected_served_and_survives_a_rebuild() {
     assert_eq!(status, 404);
 
     // A rebuild replays the log into fresh tables: the notes come back the same.
-    let vars = test_vars(&net.stack.nats.url())
-        .with_event_log(&net.stack.event_log)
-        .set("DATABASE_URL", &net.stack.db.url);
-    let config = projector::Config::from_vars(&vars).expect("projector config");
+    // The stack's own settings: the same log, database and master key (the notes are sealed).
+    let config = projector::Config::from_vars(&net.stack.vars).expect("projector config");
     let notes_model = projector::projections::by_name("notes").expect("the notes model");
     let options = RebuildOptions {
         models: vec![notes_model],

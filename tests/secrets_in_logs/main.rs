@@ -1,6 +1,6 @@
 //! Nothing secret in logs: a run of the whole stack at TRACE level, with every log line
-//! captured, must not contain the admin key, any plugin or dashboard secret (created, rotated
-//! or refused), or a player IP.
+//! captured, must not contain the admin key, the privacy master key, any plugin or dashboard
+//! secret (created, rotated or refused), or a player IP.
 //!
 //! The capturing subscriber is the thread's default and the test runs on a current-thread
 //! runtime, so it sees every event of every task the stack spawns. It is the only test of its
@@ -65,6 +65,7 @@ async fn no_secret_or_player_ip_reaches_the_logs() {
         stack.admin_key.clone(),
         account.plugin_key.clone(),
         account.dashboard_key.clone(),
+        stack.vars.get("PRIVACY_MASTER_KEY").expect("a master key"),
     ];
     let keys_path = format!("/api/admin/accounts/{}/keys", account.id);
     let (_, listed) = stack

@@ -24,6 +24,10 @@ pub struct TestStack {
     pub http: reqwest::Client,
     /// The stack's event log (stream and bucket names).
     pub event_log: EventLogConfig,
+    /// The settings the stack started with: another process of the same deployment (a
+    /// `projector rebuild`, a second service) loads its config from these, so it shares the
+    /// stack's log, database and `PRIVACY_MASTER_KEY` (a new master key opens nothing sealed).
+    pub vars: shared::config::Vars,
     shutdown: CancellationToken,
 }
 
@@ -71,6 +75,7 @@ impl TestStack {
             db,
             http: reqwest::Client::new(),
             event_log,
+            vars,
             shutdown,
         };
         test_stack.wait_ready().await?;

@@ -116,19 +116,33 @@ struct ChatWithId {
 pub(crate) struct ChatBodies {
     /// Each template's JSON and the byte offset of each record's id in it.
     templates: Vec<(Vec<u8>, Vec<usize>)>,
+    /// Distinct players in the templates.
+    speakers: usize,
 }
 
 /// Templates made per run; requests cycle through them.
-const CHAT_TEMPLATES: usize = 64;
+pub(crate) const CHAT_TEMPLATES: usize = 64;
 /// A hyphenated UUID's length.
 const UUID_TEXT: usize = 36;
 
 impl ChatBodies {
     /// Makes the templates (each from its own simulated server).
     pub(crate) fn new(rng: &mut impl Rng, players: &[Uuid]) -> anyhow::Result<ChatBodies> {
+        Self::with_templates(rng, players, CHAT_TEMPLATES)
+    }
+
+    /// Makes `count` templates (at least one), so that more records, and so more of a large
+    /// player pool, appear in the load.
+    pub(crate) fn with_templates(
+        rng: &mut impl Rng,
+        players: &[Uuid],
+        count: usize,
+    ) -> anyhow::Result<ChatBodies> {
         let now = Utc::now();
-        let mut templates = Vec::with_capacity(CHAT_TEMPLATES);
-        for _ in 0..CHAT_TEMPLATES {
+        let count = count.max(1);
+        let mut templates = Vec::with_capacity(count);
+        let mut speakers = std::collections::HashSet::new();
+        for _ in 0..count {
             let server = Uuid::new_v4();
             let records: Vec<ChatWithId> = (0..CHAT_BATCH)
                 .map(|_| ChatWithId {
@@ -136,6 +150,7 @@ impl ChatBodies {
                     entry: chat_entry(rng, server, players, now),
                 })
                 .collect();
+            speakers.extend(records.iter().map(|r| r.entry.player_uuid));
             let body = serde_json::to_vec(&records)?;
             let text = String::from_utf8_lossy(&body).into_owned();
             let offsets = records
@@ -149,7 +164,20 @@ impl ChatBodies {
                 .collect::<anyhow::Result<Vec<usize>>>()?;
             templates.push((body, offsets));
         }
-        Ok(ChatBodies { templates })
+        Ok(ChatBodies {
+            templates,
+            speakers: speakers.len(),
+        })
+    }
+
+    /// How many templates there are (a pass over them posts each once).
+    pub(crate) fn len(&self) -> usize {
+        self.templates.len()
+    }
+
+    /// How many distinct players speak in the templates.
+    pub(crate) fn speakers(&self) -> usize {
+        self.speakers
     }
 
     /// The `n`th body: a template with a fresh id stamped on every record.

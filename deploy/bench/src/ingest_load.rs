@@ -31,10 +31,22 @@ pub(crate) async fn chat_servers(
     players: Arc<Vec<Uuid>>,
     duration: Duration,
 ) -> anyhow::Result<LoadOutcome> {
-    let url = format!("{ingest_url}/api/plugin/chat");
     let bodies = Arc::new(ChatBodies::new(&mut StdRng::seed_from_u64(17), &players)?);
+    Ok(chat_bodies(http, ingest_url, keys, bodies, duration).await)
+}
+
+/// Like [`chat_servers`], posting `bodies` (made by the caller, e.g. from a player pool of
+/// its own).
+pub(crate) async fn chat_bodies(
+    http: &reqwest::Client,
+    ingest_url: &str,
+    keys: &[String],
+    bodies: Arc<ChatBodies>,
+    duration: Duration,
+) -> LoadOutcome {
+    let url = format!("{ingest_url}/api/plugin/chat");
     let sent = Arc::new(AtomicUsize::new(0));
-    Ok(run_workers(
+    run_workers(
         keys,
         duration,
         move |key, http, _rng| {
@@ -48,7 +60,7 @@ pub(crate) async fn chat_servers(
         },
         http,
     )
-    .await)
+    .await
 }
 
 /// Each key is one client posting single custom events back to back for `duration`.

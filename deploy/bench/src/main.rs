@@ -17,6 +17,7 @@ mod index_cost;
 mod ingest_load;
 mod plan;
 mod player_search;
+mod privacy_cost;
 mod projection;
 mod raw;
 mod read_phases;
@@ -58,7 +59,8 @@ enum Command {
         /// Run only these phases: `writes` (ingest, projector and their baselines), `reads`
         /// (live stream, open streams, reads on the large dataset, the dashboard and sign-in)
         /// or `search` (player and chat search, the chat index's cost to the projector) or
-        /// `alerts` (plugin write -> signed webhook at a local receiver).
+        /// `alerts` (plugin write -> signed webhook at a local receiver) or `privacy` (durable
+        /// ingest and projector catch-up with personal fields sealed, against clear).
         /// Targets of the phases not run show as not measured.
         #[arg(long, value_enum)]
         only: Option<run::Phases>,

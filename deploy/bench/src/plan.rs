@@ -71,6 +71,14 @@ pub(crate) struct Plan {
     pub(crate) alert_rate: u32,
     /// How many clients at once.
     pub(crate) sign_in_clients: usize,
+    /// Players of the privacy phase's pool (issue 18): each gets its data key once, then
+    /// every record of theirs reuses it from ingest's cache, as on a real network.
+    pub(crate) privacy_players: usize,
+    /// How long each timed chat load of the privacy phase runs, per side and round.
+    pub(crate) privacy_duration: Duration,
+    /// Rounds per side (encryption on and off, alternated) of the privacy phase's ingest load
+    /// and of its projector catch-ups.
+    pub(crate) privacy_rounds: usize,
 }
 
 impl Plan {
@@ -110,6 +118,9 @@ impl Plan {
                 sign_in_clients: 4,
                 alert_notifications: 300,
                 alert_rate: 100,
+                privacy_players: 2_000,
+                privacy_duration: Duration::from_secs(3),
+                privacy_rounds: 1,
             }
         } else {
             Plan {
@@ -148,6 +159,9 @@ impl Plan {
                 sign_in_clients: 4,
                 alert_notifications: 3_000,
                 alert_rate: 100,
+                privacy_players: 20_000,
+                privacy_duration: Duration::from_secs(10),
+                privacy_rounds: 2,
             }
         }
     }

@@ -103,14 +103,14 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "\n{:<28} {:>10} {:>14} {:>10} {:>10} {:>7}",
+            "\n{:<31} {:>10} {:>14} {:>10} {:>10} {:>7}",
             "measurement", "count", "rate/s", "p50 ms", "p99 ms", "errors"
         );
         let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
         for m in &self.measurements {
             let _ = writeln!(
                 out,
-                "{:<28} {:>10} {:>14} {:>10} {:>10} {:>7}",
+                "{:<31} {:>10} {:>14} {:>10} {:>10} {:>7}",
                 m.name,
                 m.count,
                 format!("{:.0} {}", m.rate_per_s, short(&m.unit)),

@@ -8,7 +8,7 @@ use crate::plan::Plan;
 use crate::report::Report;
 use crate::serve::Service;
 use crate::setup::{Admin, fresh_database};
-use crate::{alerts, read_phases, search_phases, verdict, write_phases};
+use crate::{alerts, privacy_cost, read_phases, search_phases, verdict, write_phases};
 use async_nats::jetstream;
 use shared::event_log::EventLogConfig;
 use sqlx::PgPool;
@@ -100,6 +100,9 @@ pub(crate) enum Phases {
     Search,
     /// Issue 17's target alone: plugin write -> signed webhook at a local receiver.
     Alerts,
+    /// Issue 18's target alone: durable ingest (and the projector's catch-up) with personal
+    /// fields sealed, against the same in clear.
+    Privacy,
 }
 
 /// Prints which phase starts.
@@ -145,6 +148,12 @@ pub(crate) async fn run(
             Uuid::new_v4().simple().to_string().repeat(2),
         ),
         ("WEBHOOK_ALLOW_NETWORKS", "loopback".to_owned()),
+        // Every service seals or opens personal fields with keys wrapped by this one (issue
+        // 18); sealing stays on (the default), as in the stack.
+        (
+            "PRIVACY_MASTER_KEY",
+            Uuid::new_v4().simple().to_string().repeat(2),
+        ),
     ];
     let query = ServiceProcess::start(Service::QueryApi, &env, &log_dir).await?;
     let ingest = ServiceProcess::start(Service::Ingest, &env, &log_dir).await?;
@@ -196,6 +205,9 @@ pub(crate) async fn run(
     }
     if matches!(only, None | Some(Phases::Alerts)) {
         alerts::measure(&mut bench, &ingest).await?;
+    }
+    if matches!(only, None | Some(Phases::Privacy)) {
+        privacy_cost::measure(&mut bench).await?;
     }
     if let Some(phases) = only {
         let phases = format!("{phases:?}").to_lowercase();

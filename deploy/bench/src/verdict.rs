@@ -1,4 +1,4 @@
-//! The targets of issues 7, 14, 15, 16 and 17 and the machine description, for the report.
+//! The targets of issues 7, 14, 15, 16, 17 and 18 and the machine description, for the report.
 
 use crate::plan::Plan;
 use crate::report::Report;
@@ -38,6 +38,12 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         crate::index_cost::WITH,
         crate::index_cost::WITHOUT,
         0.75,
+    );
+    report.ratio_target(
+        "durable ingest with personal fields sealed >= 0.85 x in clear",
+        crate::privacy_cost::INGEST_ON,
+        crate::privacy_cost::INGEST_OFF,
+        0.85,
     );
     let latency_bounds = [
         ("POST -> live stream p99 <= 50 ms", "post_to_stream", 50.0),

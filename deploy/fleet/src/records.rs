@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 use shared::records::RecordKind;
 use uuid::Uuid;
 
-/// The plugin endpoint that takes records of `kind`; none for staff notes, which only the
-/// dashboard writes.
+/// The plugin endpoint that takes records of `kind`; none for staff notes and erasures, which
+/// only query-api writes.
 pub fn endpoint(kind: RecordKind) -> Option<&'static str> {
     Some(match kind {
         RecordKind::Heartbeat => "/api/plugin/heartbeat",
@@ -21,7 +21,7 @@ pub fn endpoint(kind: RecordKind) -> Option<&'static str> {
         RecordKind::RankChange => "/api/plugin/rank-changes",
         RecordKind::AccountLink => "/api/plugin/account-links",
         RecordKind::Custom => "/api/v1/plugin/events",
-        RecordKind::Note => return None,
+        RecordKind::Note | RecordKind::Erasure => return None,
     })
 }
 

@@ -27,9 +27,12 @@ pub async fn send_batch(
         RecordKind::RankChange => typed::<RankChange>(client, records).await,
         RecordKind::AccountLink => typed::<AccountLink>(client, records).await,
         RecordKind::Custom => typed::<CustomEvent>(client, records).await,
-        // The simulation makes no notes: only the dashboard writes them.
+        // The simulation makes no notes or erasures: only query-api writes them.
         RecordKind::Note => Err(SdkError::Config(
             "staff notes have no plugin endpoint".into(),
+        )),
+        RecordKind::Erasure => Err(SdkError::Config(
+            "player erasures have no plugin endpoint".into(),
         )),
     }
 }
@@ -77,6 +80,7 @@ mod tests {
                 RecordKind::AccountLink => ids::<AccountLink>(records),
                 RecordKind::Custom => ids::<CustomEvent>(records),
                 RecordKind::Note => panic!("the simulation made a note"),
+                RecordKind::Erasure => panic!("the simulation made an erasure"),
             };
             assert!(ids.iter().all(Option::is_some), "{kind:?} without ids");
         }

@@ -4,7 +4,7 @@
 use crate::StackConfig;
 use shared::config::Vars;
 
-const SECRETS: [&str; 7] = [
+const SECRETS: [&str; 8] = [
     "nats-pass-a1",
     "wdn_admin_stack0123456789",
     "ip-hash-b2",
@@ -12,6 +12,7 @@ const SECRETS: [&str; 7] = [
     "replica-pass-d4",
     "audit-ip-e5",
     "webhook-sealing-f6-0123456789abcdefghijkl",
+    "privacy-master-g7-0123456789abcdefghijklm",
 ];
 
 #[test]
@@ -23,6 +24,10 @@ fn debug_shows_no_secret() -> anyhow::Result<()> {
         .set(
             "WEBHOOK_SECRETS_KEY",
             "webhook-sealing-f6-0123456789abcdefghijkl",
+        )
+        .set(
+            "PRIVACY_MASTER_KEY",
+            "privacy-master-g7-0123456789abcdefghijklm",
         )
         .set(
             "DATABASE_URL",

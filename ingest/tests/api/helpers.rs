@@ -4,6 +4,7 @@ use serde_json::Value;
 use shared::envelope::LogMessage;
 use shared::event_log::EventLogConfig;
 use shared::keys::{KeyEntry, KeyKind, generate_secret, hash_secret};
+use shared::privacy::{Keyring, PrivacyConfig};
 use shared::serve::ServeLimits;
 use std::time::Duration;
 use test_support::{CuttableProxy, NatsServer, private_event_log, test_vars};
@@ -20,6 +21,8 @@ pub struct TestIngest {
     /// What ingest's NATS connection goes through, when started with [`Self::start_behind_proxy`].
     pub proxy: Option<CuttableProxy>,
     pub log: EventLogConfig,
+    /// Ingest's privacy settings (its master key), to open what it sealed.
+    pub privacy: PrivacyConfig,
     pub account_id: Uuid,
     pub plugin_key: String,
     pub dashboard_key: String,
@@ -78,6 +81,7 @@ impl TestIngest {
             .map_or_else(|| nats.url(), CuttableProxy::nats_url);
         let mut config = config(nats_url, log.clone(), &admin_key);
         configure(&mut config);
+        let privacy = config.privacy.clone();
         let app = App::build(config, shutdown.clone())
             .await
             .expect("ingest builds");
@@ -88,6 +92,7 @@ impl TestIngest {
             nats,
             proxy,
             log,
+            privacy,
             account_id: Uuid::now_v7(),
             plugin_key: String::new(),
             dashboard_key: String::new(),
@@ -197,12 +202,34 @@ impl TestIngest {
         out
     }
 
-    pub async fn decoded_log(&self) -> Vec<(String, LogMessage)> {
+    /// Every log message decoded, its personal fields still sealed as they stand in the log.
+    pub async fn sealed_log(&self) -> Vec<(String, LogMessage)> {
         self.log_messages()
             .await
             .into_iter()
             .map(|(subject, bytes)| (subject, LogMessage::decode(&bytes).expect("decodes")))
             .collect()
+    }
+
+    /// Every log message decoded and opened with ingest's keys, as every reader sees it.
+    pub async fn decoded_log(&self) -> Vec<(String, LogMessage)> {
+        let (subjects, mut messages): (Vec<String>, Vec<LogMessage>) =
+            self.sealed_log().await.into_iter().unzip();
+        self.keyring()
+            .await
+            .open(&mut messages)
+            .await
+            .expect("the keys open");
+        subjects.into_iter().zip(messages).collect()
+    }
+
+    /// A keyring over ingest's privacy buckets, with its master key.
+    pub async fn keyring(&self) -> Keyring {
+        let client = async_nats::connect(self.nats.url()).await.expect("connect");
+        self.privacy
+            .keyring(&jetstream::new(client), &self.log)
+            .await
+            .expect("the privacy buckets open")
     }
 }
 

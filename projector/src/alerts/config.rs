@@ -3,6 +3,7 @@
 use super::delivery::DeliveryConfig;
 use shared::alerts::AlertsConfig;
 use shared::config::{CommonConfig, Vars};
+use shared::privacy::PrivacyConfig;
 use shared::secret::DatabaseUrl;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -31,6 +32,9 @@ pub struct NotifierConfig {
     pub alerts: AlertsConfig,
     /// The delivery workers' settings (`NOTIFIER_WORKERS`, timeouts, retries).
     pub delivery: DeliveryConfig,
+    /// `PRIVACY_MASTER_KEY` (required): opens the personal fields sealed in the log, so
+    /// notifications carry clear names (and an erased player's carry none).
+    pub privacy: PrivacyConfig,
 }
 
 impl NotifierConfig {
@@ -61,6 +65,7 @@ impl NotifierConfig {
             sweep_every: Duration::from_millis(sweep_ms),
             alerts: AlertsConfig::from_vars(vars)?,
             delivery: DeliveryConfig::from_vars(vars)?,
+            privacy: PrivacyConfig::from_vars(vars)?,
         })
     }
 }
@@ -76,6 +81,10 @@ mod tests {
                 "WEBHOOK_SECRETS_KEY",
                 "sealing-key-b8-0123456789abcdefghijklmnop",
             )
+            .set(
+                "PRIVACY_MASTER_KEY",
+                "privacy-master-c4-0123456789abcdefghij",
+            )
     }
 
     #[test]
@@ -85,7 +94,7 @@ mod tests {
         assert_eq!(config.bind_addr, SocketAddr::from(([127, 0, 0, 1], 8084)));
         assert_eq!(config.sweep_every, Duration::from_secs(2));
         let shown = format!("{config:?}");
-        for secret in ["pg-pass-9a", "sealing-key-b8"] {
+        for secret in ["pg-pass-9a", "sealing-key-b8", "privacy-master-c4"] {
             assert!(!shown.contains(secret), "{secret} printed in {shown}");
         }
         Ok(())

@@ -1,6 +1,8 @@
 //! The evaluator's chunk: one transaction that locks the notifier's checkpoint, evaluates the
-//! rules of the chunk's accounts against each new log message, writes the notifications to the
-//! outbox with the rules' state, moves the checkpoint and wakes the delivery workers.
+//! rules of the chunk's accounts against each new log message (its personal fields opened
+//! first, so notifications carry clear names, and none of an erased player), writes the
+//! notifications to the outbox with the rules' state, moves the checkpoint and wakes the
+//! delivery workers.
 //!
 //! A message that cannot be read, or whose evaluation PostgreSQL refuses, is skipped with a
 //! warning (under a savepoint, so the rest of the chunk stands): the projector parks such
@@ -16,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use shared::alerts::EventType;
 use shared::envelope::{LogMessage, RecordBatch};
+use shared::privacy::Keyring;
 use sqlx::{Connection, PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -65,22 +68,21 @@ pub(crate) struct Evaluated {
 /// Evaluates `chunk` in one transaction with the checkpoint of `stream`.
 pub(crate) async fn apply_chunk(
     pool: &PgPool,
+    keyring: &Keyring,
     stream: &str,
     chunk: &[Delivered],
 ) -> Result<Evaluated, ProjectorError> {
     let Some(last) = chunk.last() else {
         return Ok(Evaluated::default());
     };
-    let mut tx = pool.begin().await?;
-    let floor = lock_checkpoint(&mut tx, stream).await?;
     let mut messages = Vec::with_capacity(chunk.len());
+    let mut sequences = Vec::with_capacity(chunk.len());
     for delivered in chunk {
-        // Defensive: another notifier (a partitioned leader) may already be past it.
-        if delivered.stream_sequence <= floor {
-            continue;
-        }
         match LogMessage::decode(&delivered.payload) {
-            Ok(message) => messages.push((delivered.stream_sequence, message)),
+            Ok(message) => {
+                messages.push(message);
+                sequences.push(delivered.stream_sequence);
+            }
             Err(error) => tracing::warn!(
                 stream_sequence = delivered.stream_sequence,
                 subject = %delivered.subject,
@@ -89,6 +91,17 @@ pub(crate) async fn apply_chunk(
             ),
         }
     }
+    // Before the transaction, so no key fetch holds the checkpoint lock; an outage of the key
+    // buckets fails the chunk, which is retried from the checkpoint (never skipped).
+    keyring.open(&mut messages).await?;
+    let mut tx = pool.begin().await?;
+    let floor = lock_checkpoint(&mut tx, stream).await?;
+    // Defensive: another notifier (a partitioned leader) may already be past some of them.
+    let messages: Vec<(u64, LogMessage)> = sequences
+        .into_iter()
+        .zip(messages)
+        .filter(|(sequence, _)| *sequence > floor)
+        .collect();
     let mut accounts: Vec<Uuid> = messages.iter().map(|(_, m)| m.account_id).collect();
     accounts.sort_unstable();
     accounts.dedup();
@@ -175,7 +188,10 @@ async fn evaluate(
         RecordBatch::Session(r) => records::joins(conn, scope, r).await,
         RecordBatch::AnticheatFlag(r) => anticheat::flags(conn, scope, r).await,
         RecordBatch::Heartbeat(r) => servers::heartbeats(conn, scope, r).await,
-        RecordBatch::Chat(_) | RecordBatch::AccountLink(_) | RecordBatch::Note(_) => Ok(Vec::new()),
+        RecordBatch::Chat(_)
+        | RecordBatch::AccountLink(_)
+        | RecordBatch::Note(_)
+        | RecordBatch::Erasure(_) => Ok(Vec::new()),
     }
 }
 

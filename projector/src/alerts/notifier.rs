@@ -13,6 +13,7 @@ use crate::startup::{connectivity, run_beside_ops};
 use anyhow::Context;
 use async_nats::jetstream;
 use shared::health::Readiness;
+use shared::privacy::Keyring;
 use shared::serve::BoundRouter;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
@@ -31,6 +32,8 @@ pub struct Notifier {
 /// The consumer of the log that turns records into outbox rows.
 struct Evaluator {
     pool: PgPool,
+    /// Opens the personal fields of each chunk before the rules see them.
+    keyring: Keyring,
     reader: LogReader,
     /// The stream's name: the key of its checkpoint and of its leader lock.
     stream: String,
@@ -60,11 +63,13 @@ impl Notifier {
         let event_log = &config.common.event_log;
         let js = jetstream::new(client.clone());
         let stream = shared::nats::open_event_stream(&js, event_log).await?;
+        let keyring = config.privacy.keyring(&js, event_log).await?;
         let readiness = connectivity(["notifier_postgres", "notifier_nats"], &pool, &client);
         Ok(Notifier {
             readiness,
             evaluator: Evaluator {
                 pool,
+                keyring,
                 stream: event_log.stream.clone(),
                 reader: LogReader {
                     stream,
@@ -83,6 +88,10 @@ impl Notifier {
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let stop = shutdown.child_token();
         let evaluator = &self.evaluator;
+        // A key destroyed elsewhere (an erasure) leaves this process's cache at once.
+        let keys_watched = shutdown.child_token();
+        let _watch = evaluator.keyring.spawn_watch(keys_watched.clone());
+        let _stop_keys = keys_watched.drop_guard();
         let sweep_every = self.config.sweep_every;
         let evaluating = async {
             let set_leader = |leader: bool| {
@@ -182,7 +191,7 @@ impl ChunkSink for Evaluator {
         let Evaluated {
             last_sequence,
             deliveries,
-        } = evaluate::apply_chunk(&self.pool, &self.stream, delivered).await?;
+        } = evaluate::apply_chunk(&self.pool, &self.keyring, &self.stream, delivered).await?;
         metrics::gauge!("notifier_applied_sequence").set(last_sequence as f64);
         if let Some(pending) = pending {
             metrics::gauge!("notifier_lag_messages").set(pending as f64);

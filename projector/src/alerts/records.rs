@@ -181,10 +181,12 @@ pub(crate) async fn joins(
             .map(|(uuid, username)| json!({"uuid": uuid, "username": username}))
             .collect();
         let at = join.at.unwrap_or(scope.received_at);
+        // An erased name reads as empty: the notification then names no one.
+        let name = Some(join.player_name.as_str()).filter(|name| !name.is_empty());
         for rule in &rules {
             let fields = json!({
                 "player_uuid": join.player_uuid,
-                "player_name": join.player_name,
+                "player_name": name,
                 "server_id": join.server_id,
                 "banned_alts": banned,
             });

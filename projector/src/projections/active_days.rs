@@ -61,13 +61,14 @@ pub fn active_days(messages: &[&Positioned]) -> BTreeSet<(Uuid, Uuid, NaiveDate)
             }
             // Staff can punish, rank or link an offline player; custom events are the
             // event variant's business (read from `events`); heartbeats and notes name no
-            // playing player.
+            // playing player, nor does an erasure (the days it was active stay: aggregates).
             RecordBatch::Punishment(_)
             | RecordBatch::RankChange(_)
             | RecordBatch::AccountLink(_)
             | RecordBatch::Custom(_)
             | RecordBatch::Heartbeat(_)
-            | RecordBatch::Note(_) => {}
+            | RecordBatch::Note(_)
+            | RecordBatch::Erasure(_) => {}
         }
     }
     days

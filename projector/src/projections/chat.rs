@@ -6,6 +6,11 @@
 //! and written with one `INSERT ... SELECT FROM UNNEST` per [`ROWS_PER_STATEMENT`] rows. An
 //! id the account already has is kept as first stored, so a late retry or a replay changes
 //! nothing.
+//!
+//! An entry whose text is erased (issue 18: its player's key or its day's chat key destroyed,
+//! so it reads as empty) is not stored: a chat line without its text says nothing. It still
+//! counts where chat is counted (the timeline's internal events and their trends, active
+//! days), which read the record, not this table.
 
 use super::Positioned;
 use chrono::{DateTime, Utc};
@@ -55,6 +60,10 @@ impl<'a> ChatColumns<'a> {
             };
             for logged in records {
                 let entry = &logged.record;
+                // Ingest refuses an empty text, so an empty one is an erased one.
+                if entry.message.is_empty() {
+                    continue;
+                }
                 columns.account_id.push(m.message.account_id);
                 columns.id.push(logged.id);
                 columns.player_uuid.push(entry.player_uuid);

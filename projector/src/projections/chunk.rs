@@ -14,7 +14,8 @@
 use super::{Delivered, Positioned, ReadModel, names_of};
 use crate::checkpoint::{self, Parked};
 use crate::error::{ProjectorError, refusal_reason, refuses_data, sqlstate};
-use shared::envelope::LogMessage;
+use shared::envelope::{DecodeError, LogMessage};
+use shared::privacy::Keyring;
 use sqlx::{Connection, PgConnection, PgPool};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -63,18 +64,25 @@ impl Refusal {
 }
 
 /// Applies a chunk of delivered messages to `models` in ONE transaction, parks the unreadable
-/// and the refused ones, and advances their checkpoints to the chunk's last sequence.
+/// and the refused ones, and advances their checkpoints to the chunk's last sequence. The
+/// folds see every personal field opened with `keyring` (a destroyed key's fields read as
+/// erased); a keyring error is an outage, retried from the checkpoint, never parked.
 ///
 /// Table names are unqualified, so the connection's `search_path` decides where they go: the
 /// live projector writes `public`, a rebuild its own schema first (see [`crate::rebuild`]).
 pub(crate) async fn apply_chunk(
     pool: &PgPool,
+    keyring: &Keyring,
     chunk: &[Delivered],
     models: &[&'static dyn ReadModel],
 ) -> Result<ChunkOutcome, ProjectorError> {
     let Some(last) = chunk.last() else {
         return Ok(ChunkOutcome::default());
     };
+    // Decoded and opened before the transaction: fetching keys never holds the checkpoint
+    // locks, and a key bucket outage fails the chunk before anything was written.
+    let readings = read_all(keyring, chunk).await?;
+
     let names = names_of(models);
     let mut tx = pool.begin().await?;
     let checkpoints = checkpoint::lock(&mut tx, &names).await?;
@@ -87,13 +95,13 @@ pub(crate) async fn apply_chunk(
     let mut decoded = Vec::with_capacity(chunk.len());
     let mut sources = Vec::with_capacity(chunk.len());
     let mut parked = Vec::new();
-    for delivered in chunk {
+    for (delivered, reading) in chunk.iter().zip(readings) {
         // Defensive: a redelivery (or another projector process) may already be past it.
         if delivered.stream_sequence <= floor {
             outcome.skipped += 1;
             continue;
         }
-        match LogMessage::decode(&delivered.payload) {
+        match reading {
             Ok(message) => {
                 decoded.push(Positioned {
                     stream_sequence: delivered.stream_sequence,
@@ -166,7 +174,38 @@ pub(crate) async fn apply_chunk(
     checkpoint::park(&mut tx, &parked).await?;
     checkpoint::advance(&mut tx, &names, outcome.last_sequence).await?;
     tx.commit().await?;
+    // An erased player's key is gone from the bucket; drop this process's cached copy now
+    // rather than when the watch reports it, so no later chunk opens their fields.
+    for erased in super::erasure::erasures(decoded.iter().map(|p| &p.message)) {
+        keyring.forget_player(erased.account_id, erased.player_uuid);
+    }
     Ok(outcome)
+}
+
+/// Decodes every message of `chunk` and opens the sealed personal fields of those that
+/// decode, in one [`Keyring::open`] call; the undecodable ones stay errors, to be parked.
+async fn read_all(
+    keyring: &Keyring,
+    chunk: &[Delivered],
+) -> Result<Vec<Result<LogMessage, DecodeError>>, ProjectorError> {
+    let mut messages = Vec::with_capacity(chunk.len());
+    let mut unreadable = BTreeMap::new();
+    for (index, delivered) in chunk.iter().enumerate() {
+        match LogMessage::decode(&delivered.payload) {
+            Ok(message) => messages.push(message),
+            Err(error) => {
+                unreadable.insert(index, error);
+            }
+        }
+    }
+    keyring.open(&mut messages).await?;
+    let mut messages = messages.into_iter();
+    Ok((0..chunk.len())
+        .filter_map(|index| match unreadable.remove(&index) {
+            Some(error) => Some(Err(error)),
+            None => messages.next().map(Ok),
+        })
+        .collect())
 }
 
 /// Applies `messages` (in log order) to each `(model, checkpoint)` of `targets` past that

@@ -40,6 +40,7 @@ pub mod active_days;
 pub mod anticheat_flags;
 pub mod chat;
 mod chunk;
+pub mod erasure;
 pub mod notes;
 pub mod players;
 pub mod punishments;
@@ -66,6 +67,8 @@ pub static READ_MODELS: &[&dyn ReadModel] = &[
     &chat::Chat,
     &notes::Notes,
     &active_days::ActiveDays,
+    // Last: it scrubs what the models before it stored of an erased player.
+    &erasure::Erasure,
 ];
 
 /// A read model fed from the event log: one module of [`projections`](self), registered once
@@ -81,8 +84,9 @@ pub trait ReadModel: Send + Sync {
     fn tables(&self) -> &'static [&'static str];
 
     /// The models (by [`name`](ReadModel::name)) whose tables its fold reads, so must be
-    /// applied before it. None so far: every fold reads only its own tables and `public` ones
-    /// no model writes (`account_settings`).
+    /// applied before it. Only [`erasure::Erasure`] has any (it scrubs the others' tables);
+    /// every other fold reads only its own tables and `public` ones no model writes
+    /// (`account_settings`).
     fn depends_on(&self) -> &'static [&'static str] {
         &[]
     }
@@ -167,5 +171,7 @@ pub struct Positioned {
     pub message: LogMessage,
 }
 
+#[cfg(test)]
+mod erased_tests;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,8 @@
 //! with the same [`Note::validate`](shared::records::Note::validate), against the message's
 //! time of receipt (so a replay judges it exactly as the first pass did), and skips one that
 //! breaks a rule instead of stopping on a row PostgreSQL would refuse: a hostile note can never
-//! stall the projector.
+//! stall the projector. A note whose text is erased (issue 18: it reads as empty once its
+//! player's key is destroyed) is not stored, and not counted as skipped either.
 
 use super::Positioned;
 use chrono::{DateTime, Utc};
@@ -53,6 +54,9 @@ impl<'a> NoteColumns<'a> {
             };
             for (index, logged) in records.iter().enumerate() {
                 let note = &logged.record;
+                if note.text.is_empty() {
+                    continue;
+                }
                 if let Err(errors) = note.validate(m.message.received_at) {
                     tracing::warn!(
                         stream_sequence = m.stream_sequence,

@@ -5,6 +5,8 @@
 //!    refused at once with [`RebuildError::AlreadyRunning`].
 //! 2. The copy is filled by the same folds as the live projector (`apply_chunk`), in its own
 //!    schema with its own checkpoints ([`copy`]), so reads of the live tables never see it.
+//!    Personal fields are opened with the keys as they are now: what was erased, or left
+//!    retention, replays as erased.
 //! 3. Once the copy has reached the live checkpoint, one transaction takes the models' rows of
 //!    `projection_checkpoints` `FOR UPDATE` — the lock every live chunk takes first, so the
 //!    live projector pauses between two chunks — applies the last few messages the live
@@ -27,6 +29,7 @@ use async_nats::jetstream::consumer::pull::OrderedConfig;
 use copy::TableCopy;
 use futures::{Stream, StreamExt};
 use replay::{Chunk, Replay, progress_bar};
+use shared::privacy::Keyring;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{Connection, Executor, PgConnection, PgPool};
 use std::time::{Duration, Instant};
@@ -135,7 +138,12 @@ async fn replay_and_swap(
     shutdown: &CancellationToken,
 ) -> anyhow::Result<(u64, Duration)> {
     let copy_pool = copy.connect(&config.database_url).await?;
-    let stream = open_stream(config).await?;
+    let (stream, keyring) = open_log(config).await?;
+    // Keys destroyed while the replay runs (an erasure, the retention sweep) leave its cache
+    // at once: the copy never brings back what the live tables lost meanwhile.
+    let keys_watched = shutdown.child_token();
+    let _watch = keyring.spawn_watch(keys_watched.clone());
+    let _stop_keys = keys_watched.drop_guard();
     let messages = stream
         .create_consumer(OrderedConfig {
             filter_subject: config.common.event_log.subjects().all_events(),
@@ -156,6 +164,7 @@ async fn replay_and_swap(
     tokio::pin!(chunks);
     let mut replay = Replay {
         pool: &copy_pool,
+        keyring: &keyring,
         models,
         position: 0,
         bar: progress_bar(options.progress_bar),
@@ -182,6 +191,12 @@ async fn replay_and_swap(
                 if replay.position < live_position(pool, &names).await? {
                     continue;
                 }
+                // The copy swaps in nothing past retention: the same sweep as the live
+                // projector's, on the copy's tables (its pool resolves them to the copy).
+                let tables: Vec<&str> = models.iter().flat_map(|m| m.tables()).copied().collect();
+                crate::retention::sweep_tables(&copy_pool, &keyring, chrono::Utc::now(), &tables)
+                    .await
+                    .context("sweeping the copy for retention")?;
                 copy.vacuum_analyze(pool).await?;
                 let swap_started = Instant::now();
                 match swap(pool, copy, &names, &mut replay, &mut chunks).await {
@@ -248,13 +263,16 @@ async fn live_position(pool: &PgPool, names: &[&'static str]) -> Result<u64, sql
     Ok(u64::try_from(live.unwrap_or(0)).unwrap_or(0))
 }
 
-async fn open_stream(config: &Config) -> anyhow::Result<async_nats::jetstream::stream::Stream> {
+/// The event stream, and the keyring that opens its personal fields.
+async fn open_log(
+    config: &Config,
+) -> anyhow::Result<(async_nats::jetstream::stream::Stream, Keyring)> {
     let nats = shared::nats::connect("warden-projector-rebuild", &config.common.nats_url).await?;
-    shared::nats::existing_event_stream(
-        &async_nats::jetstream::new(nats.client),
-        &config.common.event_log,
-    )
-    .await
+    let js = async_nats::jetstream::new(nats.client);
+    let event_log = &config.common.event_log;
+    let stream = shared::nats::existing_event_stream(&js, event_log).await?;
+    let keyring = config.privacy.keyring(&js, event_log).await?;
+    Ok((stream, keyring))
 }
 
 fn is_lock_timeout(error: &anyhow::Error) -> bool {

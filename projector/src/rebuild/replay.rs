@@ -4,6 +4,7 @@ use crate::error::ProjectorError;
 use crate::projections::{self, Delivered, ReadModel};
 use async_nats::jetstream::consumer::pull::OrderedError;
 use indicatif::{ProgressBar, ProgressStyle};
+use shared::privacy::Keyring;
 use sqlx::PgPool;
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,8 @@ pub(super) type Chunk = Vec<Result<async_nats::jetstream::Message, OrderedError>
 /// The replay's state: where the copy stands and how it is shown.
 pub(super) struct Replay<'a> {
     pub(super) pool: &'a PgPool,
+    /// Opens the personal fields of each chunk.
+    pub(super) keyring: &'a Keyring,
     pub(super) models: &'a [&'static dyn ReadModel],
     pub(super) position: u64,
     pub(super) bar: ProgressBar,
@@ -32,7 +35,8 @@ impl Replay<'_> {
                 payload: message.payload.clone(),
             });
         }
-        let outcome = projections::apply_chunk(self.pool, &delivered, self.models).await?;
+        let outcome =
+            projections::apply_chunk(self.pool, self.keyring, &delivered, self.models).await?;
         self.position = self.position.max(outcome.last_sequence);
         self.bar.set_position(self.position);
         Ok(())

@@ -45,6 +45,13 @@ pub(crate) fn spawn_projector(h: &Harness) -> anyhow::Result<Child> {
         .env("NATS_URL", h.config.common.nats_url.expose())
         .env("EVENT_STREAM", &log.stream)
         .env("SUBJECT_PREFIX", &log.subject_prefix)
+        // The same privacy buckets and master key as the harness (the log may hold sealed
+        // fields).
+        .env("PRIVACY_BUCKET", &log.privacy_bucket)
+        .env(
+            "PRIVACY_MASTER_KEY",
+            h.vars.get("PRIVACY_MASTER_KEY").unwrap_or_default(),
+        )
         // The projector serves no API and must start without the operator's key.
         .env_remove("ADMIN_KEY")
         .env("BIND_ADDR", "127.0.0.1:0")

@@ -24,6 +24,9 @@ pub(crate) struct Harness {
     pub(crate) db: TestDb,
     pub(crate) config: Config,
     pub(crate) js: jetstream::Context,
+    /// The settings `config` was loaded from (a child process of the same deployment, such
+    /// as `projector parked retry`, takes them as its environment).
+    pub(crate) vars: shared::config::Vars,
     /// The readiness probes of the running projector.
     pub(crate) readiness: Option<shared::health::Readiness>,
     running: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
@@ -53,6 +56,7 @@ impl Harness {
             db,
             config,
             js,
+            vars,
             readiness: None,
             running: None,
         };
@@ -81,6 +85,15 @@ impl Harness {
 
     pub(crate) fn pool(&self) -> &PgPool {
         &self.db.pool
+    }
+
+    /// A keyring over this log's privacy buckets (as the projector's config builds it).
+    pub(crate) async fn keyring(&self) -> anyhow::Result<shared::privacy::Keyring> {
+        let config = &self.config;
+        config
+            .privacy
+            .keyring(&self.js, &config.common.event_log)
+            .await
     }
 
     /// Publishes raw bytes to the log; returns the stream sequence.

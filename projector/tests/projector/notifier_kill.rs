@@ -260,8 +260,8 @@ async fn setup_rows(
     Ok(())
 }
 
-/// What `projector notify` reads: the harness's log and database, loopback allowed, and
-/// timings short enough for a test.
+/// What `projector notify` reads: the harness's log, privacy keys and database, loopback
+/// allowed, and timings short enough for a test.
 fn notifier_env(h: &Harness) -> Vec<(&'static str, String)> {
     let log = &h.config.common.event_log;
     vec![
@@ -276,6 +276,12 @@ fn notifier_env(h: &Harness) -> Vec<(&'static str, String)> {
         ),
         ("KEY_BUCKET", log.key_bucket.clone()),
         ("RATE_BUCKET", log.rate_bucket.clone()),
+        ("PRIVACY_BUCKET", log.privacy_bucket.clone()),
+        // The deployment's master key: the notifier opens what the projector's log holds.
+        (
+            "PRIVACY_MASTER_KEY",
+            h.vars.get("PRIVACY_MASTER_KEY").unwrap_or_default(),
+        ),
         ("BIND_ADDR", "127.0.0.1:0".to_owned()),
         ("WEBHOOK_SECRETS_KEY", SECRETS_KEY.to_owned()),
         ("WEBHOOK_ALLOW_NETWORKS", "loopback".to_owned()),

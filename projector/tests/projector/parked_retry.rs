@@ -12,6 +12,7 @@ use uuid::Uuid;
 async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
 -> anyhow::Result<()> {
     let h = Harness::start().await?;
+    let keyring = h.keyring().await?;
     let (account, server, player) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
     // A rule of this database (standing in for a bug fixed later) refuses one line.
     sqlx::query(
@@ -52,7 +53,7 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
     );
 
     // Not fixed yet: the retry is refused again and the message stays parked.
-    let results = parked::retry(h.pool(), Selection::One(refused)).await?;
+    let results = parked::retry(h.pool(), &keyring, Selection::One(refused)).await?;
     assert!(
         matches!(&results[..], [(s, Retried::StillRefused(r))] if *s == refused && r.starts_with("sqlstate_23514")),
         "{results:?}"
@@ -61,7 +62,7 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
     sqlx::query("ALTER TABLE chat_messages DROP CONSTRAINT not_forbidden")
         .execute(h.pool())
         .await?;
-    let results = parked::retry(h.pool(), Selection::All).await?;
+    let results = parked::retry(h.pool(), &keyring, Selection::All).await?;
     assert_eq!(results[0], (refused, Retried::Applied));
     assert!(
         matches!(&results[1], (s, Retried::StillRefused(r)) if *s == nul && r.starts_with("sqlstate_22021")),
@@ -90,7 +91,7 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
     let left: Vec<i64> = parked(h.pool()).await?.iter().map(|p| p.0).collect();
     assert_eq!(left, [nul as i64, garbage as i64]);
     // Retrying what is no longer parked changes nothing.
-    let again = parked::retry(h.pool(), Selection::One(refused)).await?;
+    let again = parked::retry(h.pool(), &keyring, Selection::One(refused)).await?;
     assert_eq!(again, [(refused, Retried::NotParked)]);
     Ok(())
 }
@@ -111,6 +112,18 @@ async fn the_cli_lists_and_retries_parked_messages() -> anyhow::Result<()> {
             .env("DATABASE_URL", &h.db.url)
             .env("RUST_LOG", "warn")
             .kill_on_drop(true);
+        // A retry opens the sealed payloads: it reads the log's settings and master key too.
+        for name in [
+            "NATS_URL",
+            "PRIVACY_MASTER_KEY",
+            "EVENT_STREAM",
+            "SUBJECT_PREFIX",
+            "KEY_BUCKET",
+            "RATE_BUCKET",
+            "PRIVACY_BUCKET",
+        ] {
+            command.env(name, h.vars.get(name).unwrap_or_default());
+        }
         command.output()
     };
     let listed = cli(&["parked", "list"]).await?;

@@ -34,6 +34,7 @@ pub mod notes;
 pub mod overview;
 pub mod params;
 pub mod players;
+pub mod privacy_settings;
 pub mod punishments;
 pub mod quota;
 pub mod servers;

@@ -6,6 +6,7 @@
 use super::error::PageError;
 use super::form::Form;
 use super::gate::{PageRoutes, SignedIn};
+use super::privacy_settings::PrivacySection;
 use super::{Shell, render};
 use crate::error::ApiError;
 use crate::key_store::{IssuedKey, KeySummary, check_new_key};
@@ -23,7 +24,8 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
-const PATH: &str = "/settings";
+/// Where the page is.
+pub(super) const PATH: &str = "/settings";
 
 /// The settings page.
 #[derive(Template)]
@@ -36,6 +38,8 @@ struct SettingsPage {
     error: Option<String>,
     /// A key just issued or rotated: its secret, shown this once.
     issued: Option<IssuedKey>,
+    /// Data retention ([`PrivacySection`]).
+    privacy: PrivacySection,
 }
 
 impl SettingsPage {
@@ -89,6 +93,7 @@ pub fn router() -> PageRoutes {
         .route("/settings/keys/{id}/rotate", post(rotate_key))
         .route("/settings/keys/{id}/revoke", post(revoke_key))
         .route("/settings/general", post(save_general))
+        .route("/settings/privacy", post(super::privacy_settings::save))
 }
 
 async fn page(
@@ -99,6 +104,31 @@ async fn page(
     error: Option<String>,
     issued: Option<IssuedKey>,
 ) -> Result<Response, PageError> {
+    Shell::for_page(caller, PATH)?;
+    let privacy = PrivacySection::load(state, caller.member().account_id).await?;
+    page_with(state, caller, status, notice, error, issued, privacy).await
+}
+
+/// The page with its data retention section as given (after a save: what changed).
+pub(super) async fn page_with_privacy(
+    state: &AppState,
+    caller: &SignedIn,
+    status: StatusCode,
+    notice: Option<&'static str>,
+    privacy: PrivacySection,
+) -> Result<Response, PageError> {
+    page_with(state, caller, status, notice, None, None, privacy).await
+}
+
+async fn page_with(
+    state: &AppState,
+    caller: &SignedIn,
+    status: StatusCode,
+    notice: Option<&'static str>,
+    error: Option<String>,
+    issued: Option<IssuedKey>,
+    privacy: PrivacySection,
+) -> Result<Response, PageError> {
     let shell = Shell::for_page(caller, PATH)?;
     let account_id = caller.member().account_id;
     let page = SettingsPage {
@@ -108,12 +138,13 @@ async fn page(
         notice,
         error,
         issued,
+        privacy,
     };
     Ok((status, render(&page)?).into_response())
 }
 
 /// A refused change (422, 404, 409): the page again with the reason.
-async fn refused(
+pub(super) async fn refused(
     state: &AppState,
     caller: &SignedIn,
     error: ApiError,

@@ -3,6 +3,7 @@
 //! handler gather the same data with the same SQL.
 
 pub mod anticheat;
+pub mod erasure;
 pub mod investigate;
 pub mod notes;
 pub mod overview;

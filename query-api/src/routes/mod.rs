@@ -7,6 +7,7 @@ pub mod admin_settings;
 pub mod admin_team;
 pub mod alerts;
 pub mod chatlog;
+pub mod erasure;
 pub mod events;
 pub mod events_stream;
 pub mod exchange_rates;
@@ -17,7 +18,9 @@ pub mod liveness;
 pub mod openapi;
 pub mod overview;
 pub mod paging;
+pub mod player_export;
 pub mod players;
+pub mod privacy;
 pub mod punishments;
 pub mod retention;
 pub mod reviews;
@@ -58,6 +61,9 @@ fn admin() -> AdminRoutes {
         .merge(reviews::admin_router())
         .merge(exchange_rates::admin_router())
         .merge(alerts::router())
+        .merge(privacy::router())
+        .merge(player_export::router())
+        .merge(erasure::router())
 }
 
 /// Every dashboard read, the live stream included.

@@ -8,9 +8,10 @@
 use crate::queries::player_search::{MAX_SEARCH, MIN_SEARCH};
 use crate::routes::alerts::{deliveries, destination_actions, destinations, rules};
 use crate::routes::{
-    account_reads, admin_accounts, admin_keys, admin_settings, admin_team, alerts, chatlog, events,
-    events_stream, exchange_rates, flags, funnels, overview, players, punishments, retention,
-    reviews, server_history, servers, staff, staff_leaderboard, trends,
+    account_reads, admin_accounts, admin_keys, admin_settings, admin_team, alerts, chatlog,
+    erasure, events, events_stream, exchange_rates, flags, funnels, overview, player_export,
+    players, privacy, punishments, retention, reviews, server_history, servers, staff,
+    staff_leaderboard, trends,
 };
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -44,6 +45,7 @@ use utoipa_swagger_ui::SwaggerUi;
         admin_accounts::create_account, admin_accounts::list_accounts,
         admin_keys::create_key, admin_keys::list_keys, admin_keys::rotate_key, admin_keys::revoke_key,
         admin_settings::get_settings, admin_settings::put_settings,
+        privacy::get_privacy, privacy::put_privacy,
         admin_team::create_member, admin_team::list_members, admin_team::update_member,
         admin_team::remove_member, admin_team::create_invite, admin_team::list_invites,
         reviews::create_review, reviews::update_review, reviews::delete_review,
@@ -54,6 +56,8 @@ use utoipa_swagger_ui::SwaggerUi;
         destination_actions::test_event, deliveries::list_deliveries, deliveries::get_delivery,
         deliveries::resend_delivery, rules::create_rule, rules::list_rules, rules::get_rule,
         rules::put_rule, rules::delete_rule,
+        player_export::export_player,
+        erasure::erase_player,
     ),
     components(schemas(Problem, RejectedRecord)),
     tags(
@@ -137,6 +141,7 @@ fn refinements(doc: &mut Value) {
     query_rules(doc);
     trends::refine_document(doc);
     alerts::refine_document(doc);
+    privacy::refine_document(doc);
 }
 
 /// The characters Rust's `str::trim` removes (Unicode White_Space), for a character class.

@@ -50,6 +50,9 @@ pub struct PlayerProfile {
     pub total_playtime: i64,
     /// The linked chat-platform account; null when none.
     pub linked_account: Option<LinkedAccount>,
+    /// When the player was erased (issue 18): their names, chat, IP hashes, linked account,
+    /// notes and punishment reasons are gone. Null for a player never erased.
+    pub erased_at: Option<DateTime<Utc>>,
     /// Sessions, newest first, at most 100.
     pub joins: Vec<Join>,
     /// Punishments issued to them, newest first, at most 10.
@@ -96,6 +99,7 @@ struct PlayerRow {
     linked_external_id: Option<String>,
     linked_external_name: Option<String>,
     linked_at: Option<DateTime<Utc>>,
+    erased_at: Option<DateTime<Utc>>,
 }
 
 /// Playtime and current server, worked out over all of the player's sessions.
@@ -125,7 +129,9 @@ async fn player_row(
              SELECT 1 FROM punishments pu WHERE pu.account_id = p.account_id \
                AND pu.staff_uuid = p.uuid AND pu.issued_at > now() - {STAFF_ACTIVITY_WINDOW}) \
              AS is_staff, \
-           p.linked_platform, p.linked_external_id, p.linked_external_name, p.linked_at \
+           p.linked_platform, p.linked_external_id, p.linked_external_name, p.linked_at, \
+           (SELECT e.erased_at FROM erased_players e \
+              WHERE e.account_id = p.account_id AND e.player_uuid = p.uuid) AS erased_at \
          FROM players p WHERE p.account_id = $1 AND p.uuid = $2"
     ))
     .bind(account_id)
@@ -254,6 +260,7 @@ pub async fn profile(
         is_staff: row.is_staff,
         total_playtime: presence.total_playtime,
         linked_account,
+        erased_at: row.erased_at,
         joins,
         recent_punishments,
         recent_anticheat_flags,

@@ -161,7 +161,8 @@ impl RecordBatch {
                 .collect()
         }
         match self {
-            RecordBatch::Heartbeat(_) => Vec::new(),
+            // An erasure names the player by UUID only.
+            RecordBatch::Heartbeat(_) | RecordBatch::Erasure(_) => Vec::new(),
             RecordBatch::Chat(r) => all(r),
             RecordBatch::Punishment(r) => all(r),
             RecordBatch::AnticheatFlag(r) => all(r),

@@ -108,7 +108,7 @@ impl PrivacyPolicy {
                 errors.push(
                     &format!("retention.{}", kind.as_str()),
                     "out_of_range",
-                    &format!("must be 1..={MAX_RETENTION_DAYS} days, or null to keep forever"),
+                    format!("must be 1..={MAX_RETENTION_DAYS} days, or null to keep forever"),
                 );
             }
         }
@@ -116,7 +116,7 @@ impl PrivacyPolicy {
             errors.push(
                 "personal_properties",
                 "too_many",
-                &format!("at most {MAX_PERSONAL_PROPERTIES} property names"),
+                format!("at most {MAX_PERSONAL_PROPERTIES} property names"),
             );
         }
         for (i, name) in self.personal_properties.iter().enumerate() {

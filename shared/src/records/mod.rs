@@ -34,6 +34,7 @@ mod account_link;
 mod anticheat_flag;
 mod chat;
 mod custom_event;
+mod erasure;
 mod heartbeat;
 mod note;
 mod properties;
@@ -47,6 +48,7 @@ pub use account_link::{AccountLink, LinkAction};
 pub use anticheat_flag::AnticheatFlag;
 pub use chat::{ChatEntry, ChatEntryType};
 pub use custom_event::{CustomEvent, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, json_depth};
+pub use erasure::{ERASED_BY_ADMIN, PlayerErasure};
 pub use heartbeat::Heartbeat;
 pub use note::{
     MAX_AUTHOR_NAME, MAX_EVIDENCE_LINK, MAX_EVIDENCE_LINKS, MAX_NOTE_TEXT, Note, NoteAuthor,
@@ -84,11 +86,13 @@ pub enum RecordKind {
     Custom,
     /// Staff notes on players (written by the dashboard, never by a plugin).
     Note,
+    /// A player's erasure (written by query-api, never by a plugin).
+    Erasure,
 }
 
 impl RecordKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [RecordKind; 9] = [
+    pub const ALL: [RecordKind; 10] = [
         RecordKind::Heartbeat,
         RecordKind::Chat,
         RecordKind::Punishment,
@@ -98,10 +102,11 @@ impl RecordKind {
         RecordKind::AccountLink,
         RecordKind::Custom,
         RecordKind::Note,
+        RecordKind::Erasure,
     ];
 
-    /// The kinds a game-server plugin writes (every kind but [`RecordKind::Note`]), in the
-    /// order of [`RecordKind::ALL`].
+    /// The kinds a game-server plugin writes (every kind but [`RecordKind::Note`] and
+    /// [`RecordKind::Erasure`]), in the order of [`RecordKind::ALL`].
     pub const PLUGIN: [RecordKind; 8] = [
         RecordKind::Heartbeat,
         RecordKind::Chat,
@@ -125,6 +130,7 @@ impl RecordKind {
             RecordKind::AccountLink => "account_link",
             RecordKind::Custom => "custom",
             RecordKind::Note => "note",
+            RecordKind::Erasure => "erasure",
         }
     }
 }

@@ -88,6 +88,10 @@ pub enum Change<'a> {
 
 /// The sightings of one log message, in log order. Heartbeats name no player, and custom
 /// events do not create players; punishments count for the punished player only.
+///
+/// Erased values (issue 18: a destroyed key's fields read as empty) say nothing: an empty
+/// name is no name, so it never overwrites a stored one nor joins `names`; a link whose
+/// external id is erased is only a sighting, so no link without its id is stored.
 pub fn sightings_of(stream_sequence: u64, message: &LogMessage) -> Vec<Sighting<'_>> {
     let received_at = message.received_at;
     let each = |index: usize, player: Uuid, at: Option<DateTime<Utc>>, name, change| Sighting {
@@ -95,7 +99,7 @@ pub fn sightings_of(stream_sequence: u64, message: &LogMessage) -> Vec<Sighting<
         player,
         at: at.unwrap_or(received_at),
         seq: event_seq(stream_sequence, index),
-        name,
+        name: Option::filter(name, |name: &&str| !name.is_empty()),
         change,
     };
     fn map<'a, T>(
@@ -129,10 +133,18 @@ pub fn sightings_of(stream_sequence: u64, message: &LogMessage) -> Vec<Sighting<
             each(i, c.player_uuid, c.changed_at, name, Change::Rank(c))
         }),
         RecordBatch::AccountLink(r) => map(r, |i, l| {
-            each(i, l.player_uuid, l.at, None, Change::Link(l))
+            let change = match l.action {
+                LinkAction::Link if l.external_id.is_empty() => Change::Seen,
+                _ => Change::Link(l),
+            };
+            each(i, l.player_uuid, l.at, None, change)
         }),
-        // A note is about a player, but writing one is no sighting of them.
-        RecordBatch::Heartbeat(_) | RecordBatch::Custom(_) | RecordBatch::Note(_) => Vec::new(),
+        // A note is about a player, but writing one is no sighting of them; an erasure scrubs
+        // the player's row in its own projection (`erasure`).
+        RecordBatch::Heartbeat(_)
+        | RecordBatch::Custom(_)
+        | RecordBatch::Note(_)
+        | RecordBatch::Erasure(_) => Vec::new(),
     }
 }
 

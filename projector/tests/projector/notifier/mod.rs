@@ -4,6 +4,7 @@
 
 mod lifecycle;
 mod rules;
+mod sealed;
 
 use crate::harness::{Harness, eventually};
 use projector::alerts::{Notifier, NotifierConfig};
@@ -57,9 +58,12 @@ impl Notifying {
             // The destinations point nowhere (`.invalid`); keep the workers' retries rare.
             .set("NOTIFIER_RETRY_BASE_MS", 600_000)
             .set("NOTIFIER_RETRY_MAX_MS", 600_000);
+        let mut config = NotifierConfig::from_vars(&vars)?;
+        // One deployment, one master key: the notifier opens what the projector's log holds.
+        config.privacy = h.config.privacy.clone();
         Ok(Notifying {
             h,
-            config: NotifierConfig::from_vars(&vars)?,
+            config,
             running: None,
         })
     }

@@ -21,6 +21,7 @@ use chrono::Utc;
 use serde::Deserialize;
 use serde_json::json;
 use shared::envelope::{LogMessage, Logged};
+use shared::privacy::PrivacyPolicy;
 use shared::records::{Note, NoteAuthor};
 use shared::validation::FieldError;
 use std::time::Duration;
@@ -146,12 +147,27 @@ pub(super) async fn add_note(
         id,
         record: note.clone(),
     }]);
-    let payload = LogMessage::new(account_id, now, batch).encode();
-    if let Err(error) = state
-        .publisher
-        .append(subject, Some(id.to_string()), payload)
-        .await
-    {
+    // Notes are personal (text and links): sealed with the player's key before the append, so
+    // erasing the player shreds them in the log too.
+    let mut message = LogMessage::new(account_id, now, batch);
+    let appended: Result<(), String> = async {
+        // Refused at once while disconnected, as the append would be: fetching the player's
+        // key would wait for the reconnect.
+        if !state.publisher.is_connected() {
+            return Err("not connected to NATS".to_owned());
+        }
+        let policy = PrivacyPolicy::default();
+        let sealed = state.keyring.seal(&mut message, &policy).await;
+        sealed.map_err(|error| format!("sealing: {error}"))?;
+        let payload = message.encode();
+        state
+            .publisher
+            .append(subject, Some(id.to_string()), payload)
+            .await?;
+        Ok(())
+    }
+    .await;
+    if let Err(error) = appended {
         tracing::warn!(%error, "a note could not be appended to the event log");
         let message = "The note was not added: the event log is unavailable right now. \
                        Nothing was saved; try again in a moment."

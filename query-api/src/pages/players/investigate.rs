@@ -34,6 +34,8 @@ use uuid::Uuid;
 
 /// The page in the navigation bar it belongs to (and whose area it needs).
 const SECTION: &str = "/players";
+/// What the page calls a player whose name was erased.
+const ERASED_PLAYER: &str = "erased player";
 
 /// The Investigate page.
 #[derive(Template)]
@@ -50,6 +52,8 @@ struct InvestigatePage {
     notes_html: String,
     /// The jump-to-a-time field's value (`YYYY-MM-DDTHH:MM`).
     chat_at_value: String,
+    /// When the player was erased (issue 18), if they were (from the profile).
+    erased_at: Option<DateTime<Utc>>,
 }
 
 impl InvestigatePage {
@@ -60,6 +64,16 @@ impl InvestigatePage {
     /// To the second, for chat lines.
     fn stamp(&self, at: &DateTime<Utc>) -> String {
         at.format("%Y-%m-%d %H:%M:%S").to_string()
+    }
+
+    /// Whether the member may download the player's data (`/players/{uuid}/export`).
+    fn may_export(&self) -> bool {
+        super::export::may_export(self.shell.role)
+    }
+
+    /// Whether the member may erase the player (`/players/{uuid}/erase`).
+    fn may_erase(&self) -> bool {
+        super::erase::may_erase(self.shell.role)
     }
 
     /// The alts banned now.
@@ -161,13 +175,16 @@ async fn investigate_page(
         .map(|s| (s.id, display::server_name(s.name.as_deref(), &s.id)))
         .collect();
     let notes_html = notes::player_section(&state, &caller, player).await?;
+    let erased_at = found.profile.erased_at;
     render(&InvestigatePage {
         shell,
-        name: found
-            .profile
-            .username
-            .clone()
-            .unwrap_or_else(|| short(&player)),
+        // An erased player has no name left: say so rather than show a bare UUID.
+        name: match (&found.profile.username, erased_at) {
+            (Some(name), _) => name.clone(),
+            (None, Some(_)) => ERASED_PLAYER.to_owned(),
+            (None, None) => short(&player),
+        },
+        erased_at,
         chat_at_value: match chat {
             ChatRequest::Around(at) => at.format("%Y-%m-%dT%H:%M").to_string(),
             ChatRequest::Latest | ChatRequest::Withheld => String::new(),

@@ -1,6 +1,9 @@
 //! The player pages (issue 15): `/players` (search, online now, recently seen) in
-//! [`search`], and one player's Investigate page `/players/{uuid}` in [`investigate`].
+//! [`search`], one player's Investigate page `/players/{uuid}` in [`investigate`], and the
+//! download of their data `/players/{uuid}/export` in [`export`].
 
+pub mod erase;
+pub mod export;
 pub mod investigate;
 pub mod search;
 
@@ -12,4 +15,6 @@ pub fn router() -> PageRoutes {
     Router::new()
         .merge(search::router())
         .merge(investigate::router())
+        .merge(export::router())
+        .merge(erase::router())
 }

@@ -1,0 +1,187 @@
+//! Sealing and opening the values of one field, with ciphers from the cache.
+
+use super::cache::{Cache, cipher};
+use crate::privacy::properties;
+use crate::privacy::sealed::{ERASED, NONCE_LEN, SealedValue, associated_data, is_sealed};
+use crate::privacy::{Field, FieldClass, PrivacyPolicy, Slot};
+use chacha20poly1305::ChaCha20Poly1305;
+use chacha20poly1305::aead::{Aead, Payload};
+use rand::RngCore;
+use uuid::Uuid;
+
+pub(super) fn seal_text(
+    cipher: &ChaCha20Poly1305,
+    account: Uuid,
+    subject: Uuid,
+    class: FieldClass,
+    day: u32,
+    text: &str,
+) -> String {
+    let mut nonce = [0u8; NONCE_LEN];
+    rand::rng().fill_bytes(&mut nonce);
+    let aad = associated_data(account, subject, class, day);
+    #[allow(clippy::expect_used)]
+    let ciphertext = cipher
+        .encrypt(
+            (&nonce).into(),
+            Payload {
+                msg: text.as_bytes(),
+                aad: &aad,
+            },
+        )
+        // Fails only for messages over 256 GiB; a field is at most 64 KiB.
+        .expect("ChaCha20-Poly1305 seals any message shorter than 256 GiB");
+    SealedValue {
+        class,
+        day,
+        nonce,
+        ciphertext,
+    }
+    .encode()
+}
+
+/// The clear text of a sealed value, or `None` when it cannot be opened (a key is gone).
+fn open_text(cache: &mut Cache, account: Uuid, subject: Uuid, text: &str) -> Option<String> {
+    let sealed = SealedValue::decode(text)?;
+    let cipher = cipher(cache, account, subject, sealed.class, sealed.day)?;
+    let aad = associated_data(account, subject, sealed.class, sealed.day);
+    let clear = cipher
+        .decrypt(
+            (&sealed.nonce).into(),
+            Payload {
+                msg: &sealed.ciphertext,
+                aad: &aad,
+            },
+        )
+        .ok()?;
+    String::from_utf8(clear).ok()
+}
+
+pub(super) fn open_field(cache: &mut Cache, account: Uuid, field: Field<'_>) {
+    let subject = field.subject;
+    let mut open = |text: &str| open_text(cache, account, subject, text);
+    match field.slot {
+        Slot::Text(text) if is_sealed(text) => {
+            *text = open(text).unwrap_or_else(|| ERASED.to_owned());
+        }
+        Slot::OptionalText(slot) => {
+            if let Some(text) = slot.as_deref()
+                && is_sealed(text)
+            {
+                *slot = open(text);
+            }
+        }
+        Slot::Texts(texts) => {
+            let mut opened = Vec::with_capacity(texts.len());
+            for text in texts.iter() {
+                if !is_sealed(text) {
+                    opened.push(text.clone());
+                } else if let Some(clear) = open(text) {
+                    opened.push(clear);
+                }
+            }
+            *texts = opened;
+        }
+        Slot::Properties(props) => {
+            let Some(raw) = props.as_deref() else { return };
+            if !raw.get().contains("\\u0000w1.") {
+                return;
+            }
+            let Some(mut entries) = properties::split(raw) else {
+                return;
+            };
+            for (_, value) in entries.iter_mut() {
+                if let Some(text) = properties::string_of(value)
+                    && is_sealed(&text)
+                {
+                    *value = open(&text)
+                        .and_then(|clear| serde_json::value::RawValue::from_string(clear).ok())
+                        .unwrap_or_else(properties::null);
+                }
+            }
+            *props = Some(properties::join(&entries));
+        }
+        Slot::Text(_) => {}
+    }
+}
+
+/// Calls `f` with the header of every sealed value in `slot`.
+pub(super) fn for_each_sealed(slot: &Slot<'_>, mut f: impl FnMut(&SealedValue)) {
+    let mut one = |text: &str| {
+        if let Some(sealed) = SealedValue::decode(text) {
+            f(&sealed);
+        }
+    };
+    match slot {
+        Slot::Text(text) => one(text),
+        Slot::OptionalText(text) => text.iter().for_each(|t| one(t)),
+        Slot::Texts(texts) => texts.iter().for_each(|t| one(t)),
+        Slot::Properties(props) => {
+            if let Some(raw) = props.as_deref()
+                && raw.get().contains("\\u0000w1.")
+                && let Some(entries) = properties::split(raw)
+            {
+                for (_, value) in &entries {
+                    if let Some(text) = properties::string_of(value) {
+                        one(&text);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// True when `slot` holds something to seal.
+pub(super) fn has_clear_value(slot: &Slot<'_>, policy: &PrivacyPolicy) -> bool {
+    match slot {
+        Slot::Text(text) => !is_sealed(text),
+        Slot::OptionalText(text) => text.as_deref().is_some_and(|t| !is_sealed(t)),
+        Slot::Texts(texts) => texts.iter().any(|t| !is_sealed(t)),
+        Slot::Properties(props) => {
+            !policy.personal_properties.is_empty()
+                && props
+                    .as_deref()
+                    .and_then(properties::split)
+                    .is_some_and(|entries| {
+                        entries
+                            .iter()
+                            .any(|(k, v)| policy.is_personal_property(k) && !is_sealed_value(v))
+                    })
+        }
+    }
+}
+
+/// True when a property value is a sealed string already (sealing twice would nest it).
+fn is_sealed_value(value: &serde_json::value::RawValue) -> bool {
+    properties::string_of(value).is_some_and(|text| is_sealed(&text))
+}
+
+pub(super) fn seal_properties(
+    props: &mut Option<Box<serde_json::value::RawValue>>,
+    policy: &PrivacyPolicy,
+    seal: &dyn Fn(&str) -> String,
+) {
+    let Some(mut entries) = props.as_deref().and_then(properties::split) else {
+        return;
+    };
+    let mut changed = false;
+    for (key, value) in entries.iter_mut() {
+        if policy.is_personal_property(key) && !is_sealed_value(value) {
+            *value = properties::string_value(&seal(value.get()));
+            changed = true;
+        }
+    }
+    if changed {
+        *props = Some(properties::join(&entries));
+    }
+}
+
+/// Sets a slot to its erased value.
+pub(super) fn erase(slot: Slot<'_>) {
+    match slot {
+        Slot::Text(text) => *text = ERASED.to_owned(),
+        Slot::OptionalText(text) => *text = None,
+        Slot::Texts(texts) => texts.clear(),
+        Slot::Properties(_) => {}
+    }
+}
