@@ -10,7 +10,9 @@ use crate::serve::Service;
 use crate::setup::{Admin, fresh_database};
 use crate::{alerts, privacy_cost, read_phases, search_phases, verdict, write_phases};
 use async_nats::jetstream;
+use shared::config::Vars;
 use shared::event_log::EventLogConfig;
+use shared::privacy::{Keyring, PrivacyConfig};
 use sqlx::PgPool;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,6 +43,8 @@ pub(crate) struct Bench {
     pub(crate) players: Arc<Vec<Uuid>>,
     /// JetStream, for the baselines and the backlog.
     pub(crate) js: jetstream::Context,
+    /// Opens the services' sealed log messages.
+    pub(crate) keyring: Keyring,
     /// The event log's settings (the services' defaults).
     pub(crate) log: EventLogConfig,
     /// The services' environment.
@@ -167,6 +171,18 @@ pub(crate) async fn run(
         http: http.clone(),
     };
     let account = admin.account("bench").await?;
+    let js = jetstream::new(async_nats::connect(&servers.nats_url).await?);
+    let log = EventLogConfig::default();
+    // The bench opens the services' sealed log messages (the raw-insert baseline) with the
+    // services' own master key and buckets.
+    let master_key = env
+        .iter()
+        .find(|(name, _)| *name == "PRIVACY_MASTER_KEY")
+        .map(|(_, value)| value.clone())
+        .unwrap_or_default();
+    let keyring = PrivacyConfig::from_vars(&Vars::empty().set("PRIVACY_MASTER_KEY", master_key))?
+        .keyring(&js, &log)
+        .await?;
     let mut bench = Bench {
         players: Arc::new(uuids(plan.dataset_players)),
         plan,
@@ -174,8 +190,9 @@ pub(crate) async fn run(
         http,
         admin,
         account,
-        js: jetstream::new(async_nats::connect(&servers.nats_url).await?),
-        log: EventLogConfig::default(),
+        js,
+        log,
+        keyring,
         env,
         log_dir,
         svc_pool: PgPool::connect(&svc_url).await?,

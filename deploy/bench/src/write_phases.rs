@@ -99,7 +99,7 @@ pub(crate) async fn run(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Resul
 
     phase("raw insert baseline over the same log messages");
     let (records, rows, inserting) =
-        raw_insert_from_log(&b.js, &b.log.stream, last, &b.raw_pool).await?;
+        raw_insert_from_log(&b.js, &b.log.stream, last, &b.raw_pool, &b.keyring).await?;
     let what = format!(
         "baseline: the same log messages' chat_messages and events rows ({rows} rows) \
          UNNEST-inserted into a scratch database with the same schema, one transaction per 500 \

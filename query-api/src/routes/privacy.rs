@@ -76,6 +76,11 @@ pub async fn put_privacy(
 ) -> Result<Json<PrivacyPolicy>, ApiError> {
     // Through a Value: serde would also read the struct from an array (`[]` = keep
     // everything forever), which the reference does not allow.
+    if body.get("retention").is_some_and(|r| !r.is_object()) {
+        return Err(ApiError::unreadable(Problem::malformed_json(
+            "`retention` must be a JSON object of days per kind",
+        )));
+    }
     let policy: PrivacyPolicy = from_object(body)?;
     store_policy(&state, account_id, &Actor::admin_key(), &policy).await?;
     Ok(Json(policy))
