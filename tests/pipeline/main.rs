@@ -26,6 +26,7 @@ mod player_search;
 mod players;
 mod players_page;
 mod privacy;
+mod privacy_pages;
 mod punishments;
 mod punishments_page;
 mod retention;

@@ -22,6 +22,13 @@ fn policy_name(account: Uuid) -> String {
 }
 
 impl Keyring {
+    /// The names of every entry of the accounts bucket (period keys and policies: a few per
+    /// account and day, never per player).
+    async fn account_entries(&self) -> Result<Vec<String>, KeyringError> {
+        let keys = self.inner.accounts.keys().await.map_err(unavailable)?;
+        keys.try_collect().await.map_err(unavailable)
+    }
+
     /// The key stored under `name`; when there is none and `create`, a new one, stored first.
     pub(super) async fn load_key(
         &self,
@@ -84,15 +91,7 @@ impl Keyring {
             return Ok(0);
         };
         let prefix = format!("d.{account}.{}.", class.as_str());
-        let names: Vec<String> = self
-            .inner
-            .accounts
-            .keys()
-            .await
-            .map_err(unavailable)?
-            .try_collect()
-            .await
-            .map_err(unavailable)?;
+        let names = self.account_entries().await?;
         let mut destroyed = 0;
         for name in names {
             let Some(day) = name
@@ -157,15 +156,7 @@ impl Keyring {
 
     /// Every account that has set a policy, with it.
     pub async fn policies(&self) -> Result<Vec<(Uuid, PrivacyPolicy)>, KeyringError> {
-        let names: Vec<String> = self
-            .inner
-            .accounts
-            .keys()
-            .await
-            .map_err(unavailable)?
-            .try_collect()
-            .await
-            .map_err(unavailable)?;
+        let names = self.account_entries().await?;
         let mut policies = Vec::new();
         for name in names {
             let Some(account) = name.strip_prefix("policy.").and_then(|a| a.parse().ok()) else {
