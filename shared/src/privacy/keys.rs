@@ -4,13 +4,16 @@
 //! key derived from `PRIVACY_MASTER_KEY`, with the bucket entry's name as associated data (a
 //! wrapped key copied to another player's entry does not open). A field's key is
 //! HMAC-SHA256(player key, label || class || day || period key): destroying either input key
-//! makes every field sealed with it unreadable.
+//! makes every field sealed with it unreadable. Fields are sealed with ring's ChaCha20-Poly1305
+//! (assembly; about 9 times faster on short fields than the portable implementation, which
+//! still wraps the data keys).
 
 use super::FieldClass;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-use chacha20poly1305::{ChaCha20Poly1305, Key, XChaCha20Poly1305, XNonce};
+use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use hmac::{Hmac, Mac};
 use rand::RngCore;
+use ring::aead::{CHACHA20_POLY1305, LessSafeKey, UnboundKey};
 use sha2::{Digest, Sha256};
 
 /// The shortest `PRIVACY_MASTER_KEY` accepted, in characters.
@@ -71,7 +74,7 @@ impl DataKey {
         class: FieldClass,
         day: u32,
         period: Option<&DataKey>,
-    ) -> ChaCha20Poly1305 {
+    ) -> LessSafeKey {
         // HMAC takes keys of any length, so this cannot fail.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
             .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
@@ -82,7 +85,10 @@ impl DataKey {
             mac.update(&period.0);
         }
         let key = mac.finalize().into_bytes();
-        ChaCha20Poly1305::new(Key::from_slice(&key))
+        // A 32-byte key is what CHACHA20_POLY1305 takes, so this cannot fail.
+        let key = UnboundKey::new(&CHACHA20_POLY1305, &key)
+            .unwrap_or_else(|_| unreachable!("ChaCha20-Poly1305 takes a 32-byte key"));
+        LessSafeKey::new(key)
     }
 }
 

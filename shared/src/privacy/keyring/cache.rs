@@ -3,12 +3,12 @@
 
 use crate::privacy::keys::DataKey;
 use crate::privacy::{FieldClass, PrivacyPolicy};
-use chacha20poly1305::ChaCha20Poly1305;
+use ring::aead::LessSafeKey;
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
 
-pub(super) type Cipher = Arc<ChaCha20Poly1305>;
+pub(super) type Cipher = Arc<LessSafeKey>;
 
 #[derive(Default)]
 pub(super) struct PlayerEntry {
