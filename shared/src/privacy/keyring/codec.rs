@@ -183,32 +183,3 @@ pub(super) fn erase(slot: Slot<'_>) {
         Slot::Properties(_) => {}
     }
 }
-
-#[cfg(test)]
-mod speed {
-    use super::*;
-    use crate::privacy::keys::DataKey;
-    use std::time::Instant;
-
-    /// `cargo test --release -p shared --lib seal_speed -- --ignored --nocapture`
-    #[test]
-    #[ignore = "a measurement, run by hand in release"]
-    fn seal_speed() {
-        let cipher = DataKey::random().field_cipher(FieldClass::Chat, 1, None);
-        let text = "toastCactus15 ty for the help";
-        let n = 200_000;
-        let started = Instant::now();
-        let mut total = 0;
-        for _ in 0..n {
-            total += seal_text(&cipher, Uuid::nil(), Uuid::nil(), FieldClass::Chat, 1, text).len();
-        }
-        let per = started.elapsed() / n;
-        println!("seal_text: {per:?} per field ({total} bytes)");
-        let key = DataKey::random();
-        let started = Instant::now();
-        for day in 0..n {
-            std::hint::black_box(key.field_cipher(FieldClass::Chat, day, None));
-        }
-        println!("field_cipher: {:?} per derivation", started.elapsed() / n);
-    }
-}
