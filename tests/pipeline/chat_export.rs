@@ -5,9 +5,9 @@
 //! moderator and a bad filter get no export and leave no entry.
 
 use crate::dashboard::{Network, ago, now};
-use pipeline_tests::MEMBER_PASSWORD;
+use crate::member::Member;
 use query_api::pages::chat::EXPORT_CHUNK;
-use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, COOKIE, ORIGIN, SET_COOKIE};
+use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -15,56 +15,6 @@ const SERVER: &str = "ce000000-0000-4000-8000-000000000001";
 const TRADER: &str = "ce000000-0000-4000-8000-0000000000a1";
 const CHATTER: &str = "ce000000-0000-4000-8000-0000000000a2";
 const MATCHING: usize = 2500;
-
-/// A signed-in page client: the session cookie from the sign-in form, no redirects followed.
-struct Member {
-    client: reqwest::Client,
-    base: String,
-    cookie: String,
-}
-
-impl Member {
-    async fn sign_in(base: &str, login: &str) -> Member {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client");
-        let answer = client
-            .post(format!("{base}/login"))
-            .header(ORIGIN, base)
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(format!(
-                "login={}&password={}",
-                login.replace('@', "%40"),
-                MEMBER_PASSWORD.replace(' ', "+")
-            ))
-            .send()
-            .await
-            .expect("sign in");
-        assert_eq!(answer.status(), 303, "sign-in of {login}");
-        let cookie = answer.headers()[SET_COOKIE]
-            .to_str()
-            .expect("cookie text")
-            .split(';')
-            .next()
-            .expect("cookie pair")
-            .to_owned();
-        Member {
-            client,
-            base: base.to_owned(),
-            cookie,
-        }
-    }
-
-    async fn get(&self, path: &str) -> reqwest::Response {
-        self.client
-            .get(format!("{}{path}", self.base))
-            .header(COOKIE, &self.cookie)
-            .send()
-            .await
-            .expect("GET")
-    }
-}
 
 /// The account's `chat_exported` audit entries, oldest first: (actor, detail).
 async fn exports(net: &Network) -> Vec<(String, Value)> {

@@ -21,6 +21,7 @@ mod hostile;
 mod investigate_page;
 mod isolation;
 mod keys;
+mod member;
 mod notes;
 mod player_search;
 mod players;

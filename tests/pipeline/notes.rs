@@ -5,9 +5,9 @@
 //! NATS down the page says so and nothing is written.
 
 use crate::dashboard::{Network, ago, items, now};
-use pipeline_tests::{MEMBER_PASSWORD, TestAccount, TestStack};
+use crate::member::Member;
+use pipeline_tests::{TestAccount, TestStack};
 use projector::rebuild::{RebuildOptions, rebuild};
-use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -15,82 +15,9 @@ const SERVER: &str = "7d000000-0000-4000-8000-00000000c001";
 const PLAYER: &str = "7d000000-0000-4000-8000-00000000c0a2";
 const STAFF: &str = "7d000000-0000-4000-8000-00000000c0a1";
 
-/// A signed-in member's client: their session cookie, redirects not followed, `Origin` sent
-/// on POSTs as a browser does.
-struct Member {
-    http: reqwest::Client,
-    base: String,
-    cookie: String,
-}
-
-impl Member {
-    async fn sign_in(stack: &TestStack, login: &str) -> Member {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client");
-        let answer = http
-            .post(format!("{}/login", stack.base))
-            .header(ORIGIN, &stack.base)
-            .form(&[("login", login), ("password", MEMBER_PASSWORD)])
-            .send()
-            .await
-            .expect("sign-in answers");
-        assert_eq!(answer.status(), 303, "sign-in of {login}");
-        let cookie = answer.headers()[SET_COOKIE]
-            .to_str()
-            .expect("cookie text")
-            .split(';')
-            .next()
-            .expect("cookie pair")
-            .to_owned();
-        Member {
-            http,
-            base: stack.base.clone(),
-            cookie,
-        }
-    }
-
-    /// Posts the note form from `origin`; returns the status, `Location` and body.
-    async fn post_note_from(
-        &self,
-        form: &[(&str, &str)],
-        origin: &str,
-    ) -> (u16, Option<String>, String) {
-        let answer = self
-            .http
-            .post(format!("{}/players/{PLAYER}/notes", self.base))
-            .header(COOKIE, &self.cookie)
-            .header(ORIGIN, origin)
-            .form(form)
-            .send()
-            .await
-            .expect("the form answers");
-        let status = answer.status().as_u16();
-        let location = answer
-            .headers()
-            .get(LOCATION)
-            .and_then(|l| l.to_str().ok())
-            .map(str::to_owned);
-        (status, location, answer.text().await.unwrap_or_default())
-    }
-
-    /// `GET path`: status and body.
-    async fn page(&self, path: &str) -> (u16, String) {
-        let answer = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header(COOKIE, &self.cookie)
-            .send()
-            .await
-            .expect("the page answers");
-        let status = answer.status().as_u16();
-        (status, answer.text().await.unwrap_or_default())
-    }
-
-    async fn post_note(&self, form: &[(&str, &str)]) -> (u16, Option<String>, String) {
-        self.post_note_from(form, &self.base.clone()).await
-    }
+/// The note form's path.
+fn notes_path() -> String {
+    format!("/players/{PLAYER}/notes")
 }
 
 /// The notes the API returns for the player, with `key`.
@@ -164,8 +91,8 @@ async fn a_moderators_note_is_logged_projected_served_and_survives_a_rebuild() {
             .await
             .expect("a member");
     }
-    let moderator = Member::sign_in(&net.stack, "mod@notes.test").await;
-    let viewer = Member::sign_in(&net.stack, "viewer@notes.test").await;
+    let moderator = Member::sign_in(&net.stack.base, "mod@notes.test").await;
+    let viewer = Member::sign_in(&net.stack.base, "viewer@notes.test").await;
 
     // A viewer may not write notes; a page from another site may not either.
     let hostile = "<script>alert(1)</script> & \u{202e}evil";
@@ -177,10 +104,10 @@ async fn a_moderators_note_is_logged_projected_served_and_survives_a_rebuild() {
         ),
         ("punishment_id", punishment_id.as_str()),
     ];
-    let (status, _, _) = viewer.post_note(&form).await;
+    let (status, _, _) = viewer.post_form(&notes_path(), &form, None).await;
     assert_eq!(status, 403, "a viewer writes no note");
     let (status, _, _) = moderator
-        .post_note_from(&form, "https://evil.example")
+        .post_form(&notes_path(), &form, Some("https://evil.example"))
         .await;
     assert_eq!(status, 403, "a cross-origin form writes no note");
 
@@ -216,16 +143,18 @@ async fn a_moderators_note_is_logged_projected_served_and_survives_a_rebuild() {
             "About: choose one of this player",
         ),
     ] {
-        let (status, _, body) = moderator.post_note(&bad).await;
+        let (status, _, body) = moderator.post_form(&notes_path(), &bad, None).await;
         assert_eq!(status, 422, "{bad:?}: {body}");
         assert!(body.contains(says), "{bad:?} says {says:?}: {body}");
     }
     let long = "x".repeat(2001);
-    let (status, _, _) = moderator.post_note(&[("text", &long)]).await;
+    let (status, _, _) = moderator
+        .post_form(&notes_path(), &[("text", &long)], None)
+        .await;
     assert_eq!(status, 422);
     let six = "https://a.example\n".repeat(6);
     let (status, _, _) = moderator
-        .post_note(&[("text", "x"), ("evidence", &six)])
+        .post_form(&notes_path(), &[("text", "x"), ("evidence", &six)], None)
         .await;
     assert_eq!(status, 422);
     assert_eq!(
@@ -236,14 +165,18 @@ async fn a_moderators_note_is_logged_projected_served_and_survives_a_rebuild() {
     assert_eq!(stored(&net.stack).await, (0, 0));
 
     // The moderator's note: durable once redirected, then in the API, newest first.
-    let (status, location, body) = moderator.post_note(&form).await;
+    let (status, location, body) = moderator.post_form(&notes_path(), &form, None).await;
     assert_eq!(status, 303, "{body}");
     assert_eq!(
         location.as_deref(),
         Some(&*format!("/players/{PLAYER}#notes"))
     );
     let (status, location, _) = moderator
-        .post_note(&[("text", "second note, on the player")])
+        .post_form(
+            &notes_path(),
+            &[("text", "second note, on the player")],
+            None,
+        )
         .await;
     assert_eq!((status, location.is_some()), (303, true));
     let body = net
@@ -351,11 +284,15 @@ async fn with_the_event_log_down_a_note_is_refused_and_nothing_is_written() {
         .create_member(&net.account.id, "mod@outage.test", "Mo", "moderator")
         .await
         .expect("a member");
-    let moderator = Member::sign_in(&net.stack, "mod@outage.test").await;
+    let moderator = Member::sign_in(&net.stack.base, "mod@outage.test").await;
 
     net.stack.nats.kill();
     let (status, _, body) = moderator
-        .post_note(&[("text", "written while NATS is down")])
+        .post_form(
+            &notes_path(),
+            &[("text", "written while NATS is down")],
+            None,
+        )
         .await;
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("event log is unavailable"), "{body}");
@@ -365,7 +302,9 @@ async fn with_the_event_log_down_a_note_is_refused_and_nothing_is_written() {
     assert_eq!(stored(&net.stack).await, (0, 0));
     // Back up: nothing from the outage was logged, and a new note goes through.
     let written = pipeline_tests::eventually(std::time::Duration::from_secs(20), || async {
-        let (status, _, _) = moderator.post_note(&[("text", "after the outage")]).await;
+        let (status, _, _) = moderator
+            .post_form(&notes_path(), &[("text", "after the outage")], None)
+            .await;
         (status == 303).then_some(())
     })
     .await;

@@ -9,12 +9,13 @@ mod reads;
 mod writes;
 
 use crate::dashboard::Network;
+use crate::member::Member;
 use projector::rebuild::{RebuildOptions, rebuild};
 use reads::everything;
 use reqwest::Method;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use writes::{Member, mark_email_personal, write_both};
+use writes::{mark_email_personal, write_both};
 
 const SERVER: &str = "e7a5e000-0000-4000-8000-000000000001";
 /// Erased.
@@ -115,7 +116,7 @@ async fn an_erased_player_is_gone_from_every_read_and_a_rebuild_while_the_other_
         .create_member(&net.account.id, "owner@erase.test", "Olga", "owner")
         .await
         .expect("an owner");
-    let owner = Member::sign_in(&net.stack, "owner@erase.test").await;
+    let owner = Member::sign_in(&net.stack.base, "owner@erase.test").await;
     mark_email_personal(&net).await;
     write_both(&net, &owner).await;
     let eves_hash = ip_hash(&net, EVE).await.expect("Eve's IP hash");

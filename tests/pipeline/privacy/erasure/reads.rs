@@ -1,8 +1,8 @@
 //! The erasure test's reads: every source that can name a player, each as text.
 
-use super::writes::Member;
 use super::{EVE, KIM};
 use crate::dashboard::Network;
+use crate::member::Member;
 use pipeline_tests::sse::SseStream;
 use pipeline_tests::{TestAccount, TestStack, eventually};
 use reqwest::Method;
@@ -57,7 +57,7 @@ pub(super) async fn everything(net: &Network, owner: &Member) -> Vec<(String, St
     }
     for player in [EVE, KIM] {
         let path = format!("/players/{player}");
-        let (status, html) = owner.get(&path).await;
+        let (status, html) = owner.page(&path).await;
         assert_eq!(status, 200, "{path}");
         texts.push((path, html));
         let path = format!(

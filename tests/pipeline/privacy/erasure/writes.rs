@@ -2,76 +2,22 @@
 
 use super::{EVE, KIM, SERVER, SHARED_IP};
 use crate::dashboard::{Network, ago, now};
+use crate::member::Member;
 use async_nats::jetstream;
-use pipeline_tests::{MEMBER_PASSWORD, TestStack};
 use reqwest::Method;
-use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};
 use serde_json::json;
 use shared::privacy::{PrivacyConfig, PrivacyPolicy};
 
-/// A signed-in member: session cookie, `Origin` sent on POSTs as a browser does.
-pub(super) struct Member {
-    http: reqwest::Client,
-    base: String,
-    cookie: String,
-}
-
-impl Member {
-    pub(super) async fn sign_in(stack: &TestStack, login: &str) -> Member {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client");
-        let answer = http
-            .post(format!("{}/login", stack.base))
-            .header(ORIGIN, &stack.base)
-            .form(&[("login", login), ("password", MEMBER_PASSWORD)])
-            .send()
-            .await
-            .expect("sign-in answers");
-        assert_eq!(answer.status(), 303, "sign-in of {login}");
-        let cookie = answer.headers()[SET_COOKIE]
-            .to_str()
-            .expect("cookie text")
-            .split(';')
-            .next()
-            .expect("cookie pair")
-            .to_owned();
-        Member {
-            http,
-            base: stack.base.clone(),
-            cookie,
-        }
-    }
-
-    pub(super) async fn get(&self, path: &str) -> (u16, String) {
-        let answer = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header(COOKIE, &self.cookie)
-            .send()
-            .await
-            .expect("the page answers");
-        let status = answer.status().as_u16();
-        (status, answer.text().await.unwrap_or_default())
-    }
-
-    async fn note(&self, player: &str, text: &str, evidence: &str) {
-        let added = self
-            .http
-            .post(format!("{}/players/{player}/notes", self.base))
-            .header(COOKIE, &self.cookie)
-            .header(ORIGIN, &self.base)
-            .form(&[
-                ("text", text),
-                ("evidence", evidence),
-                ("punishment_id", ""),
-            ])
-            .send()
-            .await
-            .expect("the note form answers");
-        assert_eq!(added.status(), 303, "the note is added");
-    }
+/// Adds a note about `player` through the dashboard form.
+async fn note(member: &Member, player: &str, text: &str, evidence: &str) {
+    let form = [
+        ("text", text),
+        ("evidence", evidence),
+        ("punishment_id", ""),
+    ];
+    let path = format!("/players/{player}/notes");
+    let (status, _, _) = member.post_form(&path, &form, None).await;
+    assert_eq!(status, 303, "the note is added");
 }
 
 /// Marks the custom-event property `email` personal (so ingest seals it).
@@ -182,13 +128,8 @@ pub(super) async fn write_both(net: &Network, owner: &Member) {
         assert_eq!(status, 202, "{answer}");
     }
     net.stack.projected().await.expect("projected");
-    owner
-        .note(
-            EVE,
-            "note about eve and her clips",
-            "https://clips.example.test/eve",
-        )
-        .await;
-    owner.note(KIM, "note about kim and the lobby", "").await;
+    let clips = "https://clips.example.test/eve";
+    note(owner, EVE, "note about eve and her clips", clips).await;
+    note(owner, KIM, "note about kim and the lobby", "").await;
     net.stack.projected().await.expect("projected");
 }
