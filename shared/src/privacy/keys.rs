@@ -67,14 +67,14 @@ impl DataKey {
         DataKey(key)
     }
 
-    /// The cipher for fields of `class` received on `day`, sealed with this player key and,
-    /// for classes with retention, the period key.
-    pub(crate) fn field_cipher(
+    /// The key of fields of `class` received on `day`, sealed with this player key and, for
+    /// classes with retention, the period key.
+    pub(crate) fn field_key(
         &self,
         class: FieldClass,
         day: u32,
         period: Option<&DataKey>,
-    ) -> LessSafeKey {
+    ) -> FieldKey {
         // HMAC takes keys of any length, so this cannot fail.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
             .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
@@ -84,9 +84,27 @@ impl DataKey {
         if let Some(period) = period {
             mac.update(&period.0);
         }
-        let key = mac.finalize().into_bytes();
+        FieldKey(mac.finalize().into_bytes().into())
+    }
+}
+
+/// The key one class of a player's fields of one day is sealed with: 32 bytes, kept inline in
+/// the cache (a cipher is made from it on the stack per message, which costs less than
+/// following a pointer to a cached one).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FieldKey([u8; 32]);
+
+impl std::fmt::Debug for FieldKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FieldKey([redacted])")
+    }
+}
+
+impl FieldKey {
+    /// The ChaCha20-Poly1305 cipher under this key.
+    pub(crate) fn cipher(&self) -> LessSafeKey {
         // A 32-byte key is what CHACHA20_POLY1305 takes, so this cannot fail.
-        let key = UnboundKey::new(&CHACHA20_POLY1305, &key)
+        let key = UnboundKey::new(&CHACHA20_POLY1305, &self.0)
             .unwrap_or_else(|_| unreachable!("ChaCha20-Poly1305 takes a 32-byte key"));
         LessSafeKey::new(key)
     }

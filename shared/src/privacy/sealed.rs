@@ -1,10 +1,10 @@
 //! The text form of a sealed field, as it stands in the event log in place of the clear value.
 //!
 //! `"\0w1." + base64url(class || day || nonce || ciphertext+tag)`, where `class` is one byte,
-//! `day` four (big-endian days since 1970-01-01, 0 for identity) and `nonce` twelve. The
-//! leading NUL makes it unambiguous: ingest refuses NUL in every text field and in every string
-//! of custom-event properties, so no clear value a client sent can look sealed. The associated
-//! data binds the value to its account, subject (player), class and day.
+//! `day` four (the UTC day of receipt as big-endian days since 1970-01-01, for every class) and
+//! `nonce` twelve. The leading NUL makes it unambiguous: ingest refuses NUL in every text field
+//! and in every string of custom-event properties, so no clear value a client sent can look
+//! sealed. The associated data binds the value to its account, subject (player), class and day.
 
 use super::FieldClass;
 use base64::Engine;
@@ -35,24 +35,38 @@ pub(crate) struct SealedValue {
     pub(crate) ciphertext: Vec<u8>,
 }
 
+/// Bytes before the ciphertext: class, day and nonce.
+pub(crate) const HEADER_LEN: usize = 1 + 4 + NONCE_LEN;
+
+/// Appends the header of a sealed value to `bytes`.
+pub(crate) fn write_header(bytes: &mut Vec<u8>, class: FieldClass, day: u32, nonce: &[u8]) {
+    bytes.push(class.code());
+    bytes.extend_from_slice(&day.to_be_bytes());
+    bytes.extend_from_slice(nonce);
+}
+
+/// The text that stands in the log for the header and ciphertext `bytes`.
+pub(crate) fn to_text(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(PREFIX.len() + bytes.len().div_ceil(3) * 4);
+    text.push_str(PREFIX);
+    URL_SAFE_NO_PAD.encode_string(bytes, &mut text);
+    text
+}
+
 impl SealedValue {
     /// The text that stands in the log.
+    #[cfg(test)]
     pub(crate) fn encode(&self) -> String {
-        let mut bytes = Vec::with_capacity(1 + 4 + NONCE_LEN + self.ciphertext.len());
-        bytes.push(self.class.code());
-        bytes.extend_from_slice(&self.day.to_be_bytes());
-        bytes.extend_from_slice(&self.nonce);
+        let mut bytes = Vec::with_capacity(HEADER_LEN + self.ciphertext.len());
+        write_header(&mut bytes, self.class, self.day, &self.nonce);
         bytes.extend_from_slice(&self.ciphertext);
-        let mut text = String::with_capacity(PREFIX.len() + bytes.len() * 4 / 3 + 4);
-        text.push_str(PREFIX);
-        URL_SAFE_NO_PAD.encode_string(&bytes, &mut text);
-        text
+        to_text(&bytes)
     }
 
     /// Reads a sealed value; `None` when `text` is not one (or is damaged).
     pub(crate) fn decode(text: &str) -> Option<SealedValue> {
         let bytes = URL_SAFE_NO_PAD.decode(text.strip_prefix(PREFIX)?).ok()?;
-        if bytes.len() < 1 + 4 + NONCE_LEN {
+        if bytes.len() < HEADER_LEN {
             return None;
         }
         let class = FieldClass::from_code(bytes[0])?;
@@ -62,7 +76,7 @@ impl SealedValue {
             class,
             day,
             nonce,
-            ciphertext: bytes[5 + NONCE_LEN..].to_vec(),
+            ciphertext: bytes[HEADER_LEN..].to_vec(),
         })
     }
 }

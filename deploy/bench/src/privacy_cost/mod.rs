@@ -170,7 +170,13 @@ pub(crate) async fn measure(b: &mut Bench) -> anyhow::Result<()> {
             let url = &ingest.base_url;
             let duration = b.plan.privacy_duration;
             let load = chat_bodies(&b.http, url, &keys, bodies.clone(), duration).await;
-            cpu_notes.push(format!("{} round {round}: {}", side.setting(), cpu.since()));
+            let used = cpu.since();
+            phase(&format!(
+                "privacy: round {round}, encryption {}: {:.0} records/s ({used})",
+                side.setting(),
+                load.accepted as f64 / load.elapsed.as_secs_f64().max(1e-9)
+            ));
+            cpu_notes.push(format!("{} round {round}: {used}", side.setting()));
             appended[side.index()] += load.accepted;
             outcomes[side.index()].push(load);
         }

@@ -1,48 +1,64 @@
 //! Sealing and opening the values of one field, with ciphers from the cache.
 
-use super::cache::{Cache, cipher};
+use super::cache::{Cache, field_key};
 use crate::privacy::properties;
-use crate::privacy::sealed::{ERASED, NONCE_LEN, SealedValue, associated_data, is_sealed};
+use crate::privacy::sealed::{
+    ERASED, HEADER_LEN, NONCE_LEN, SealedValue, associated_data, is_sealed, to_text, write_header,
+};
 use crate::privacy::{Field, FieldClass, PrivacyPolicy, Slot};
 use rand::RngCore;
 use ring::aead::{Aad, LessSafeKey, Nonce};
 use uuid::Uuid;
 
-pub(super) fn seal_text(
-    cipher: &LessSafeKey,
+/// Seals the fields of one log message (its account and day of receipt), reusing one buffer.
+pub(super) struct Sealer {
     account: Uuid,
-    subject: Uuid,
-    class: FieldClass,
     day: u32,
-    text: &str,
-) -> String {
-    let mut nonce = [0u8; NONCE_LEN];
-    rand::rng().fill_bytes(&mut nonce);
-    let aad = associated_data(account, subject, class, day);
-    let mut ciphertext = Vec::with_capacity(text.len() + cipher.algorithm().tag_len());
-    ciphertext.extend_from_slice(text.as_bytes());
-    #[allow(clippy::expect_used)]
-    cipher
-        .seal_in_place_append_tag(
-            Nonce::assume_unique_for_key(nonce),
-            Aad::from(aad),
-            &mut ciphertext,
-        )
-        // Fails only for messages over 256 GiB; a field is at most 64 KiB.
-        .expect("ChaCha20-Poly1305 seals any message shorter than 256 GiB");
-    SealedValue {
-        class,
-        day,
-        nonce,
-        ciphertext,
+    buffer: Vec<u8>,
+}
+
+impl Sealer {
+    pub(super) fn new(account: Uuid, day: u32) -> Sealer {
+        Sealer {
+            account,
+            day,
+            buffer: Vec::new(),
+        }
     }
-    .encode()
+
+    /// `text` sealed under `key` for `subject`'s field of `class`.
+    pub(super) fn seal(
+        &mut self,
+        key: &LessSafeKey,
+        subject: Uuid,
+        class: FieldClass,
+        text: &str,
+    ) -> String {
+        let mut nonce = [0u8; NONCE_LEN];
+        rand::rng().fill_bytes(&mut nonce);
+        let aad = associated_data(self.account, subject, class, self.day);
+        let buffer = &mut self.buffer;
+        buffer.clear();
+        write_header(buffer, class, self.day, &nonce);
+        buffer.extend_from_slice(text.as_bytes());
+        #[allow(clippy::expect_used)]
+        let tag = key
+            .seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(aad),
+                &mut buffer[HEADER_LEN..],
+            )
+            // Fails only for messages over 256 GiB; a field is at most 64 KiB.
+            .expect("ChaCha20-Poly1305 seals any message shorter than 256 GiB");
+        buffer.extend_from_slice(tag.as_ref());
+        to_text(buffer)
+    }
 }
 
 /// The clear text of a sealed value, or `None` when it cannot be opened (a key is gone).
 fn open_text(cache: &mut Cache, account: Uuid, subject: Uuid, text: &str) -> Option<String> {
     let sealed = SealedValue::decode(text)?;
-    let cipher = cipher(cache, account, subject, sealed.class, sealed.day)?;
+    let cipher = field_key(cache, account, subject, sealed.class, sealed.day)?.cipher();
     let aad = associated_data(account, subject, sealed.class, sealed.day);
     let mut buffer = sealed.ciphertext;
     let clear = cipher
@@ -157,7 +173,7 @@ fn is_sealed_value(value: &serde_json::value::RawValue) -> bool {
 pub(super) fn seal_properties(
     props: &mut Option<Box<serde_json::value::RawValue>>,
     policy: &PrivacyPolicy,
-    seal: &dyn Fn(&str) -> String,
+    seal: &mut dyn FnMut(&str) -> String,
 ) {
     let Some(mut entries) = props.as_deref().and_then(properties::split) else {
         return;

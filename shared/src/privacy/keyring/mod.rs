@@ -15,14 +15,13 @@ mod codec;
 mod store;
 mod watch;
 
-use super::keys::{DataKey, MasterKey, MasterKeyError};
+use super::keys::{DataKey, FieldKey, MasterKey, MasterKeyError};
 use super::{FieldClass, PrivacyPolicy, Slot, day_of};
 use crate::envelope::LogMessage;
 use async_nats::jetstream::kv;
-use cache::{Cache, Cipher, PlayerEntry, cipher};
-use codec::{erase, for_each_sealed, has_clear_value, open_field, seal_properties, seal_text};
+use cache::{Cache, PlayerEntry, field_key};
+use codec::{Sealer, erase, for_each_sealed, has_clear_value, open_field, seal_properties};
 use futures::{StreamExt, TryStreamExt};
-use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use store::{period_name, player_name};
 use uuid::Uuid;
@@ -70,7 +69,7 @@ impl std::fmt::Debug for Keyring {
 }
 
 /// A key a sealed value needs: a player's, or a period's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Need {
     Player(Uuid, Uuid),
     Period(Uuid, FieldClass, u32),
@@ -116,40 +115,37 @@ impl Keyring {
         }
         let account = message.account_id;
         let day = day_of(message.received_at);
-        let mut wanted: HashSet<(Uuid, FieldClass)> = HashSet::new();
-        for field in message.batch.personal_fields() {
-            if has_clear_value(&field.slot, policy) {
-                wanted.insert((field.subject, field.class));
-            }
-        }
-        if wanted.is_empty() {
+        let mut fields = message.batch.personal_fields();
+        fields.retain(|field| has_clear_value(&field.slot, policy));
+        if fields.is_empty() {
             return Ok(());
         }
-        let mut needs: HashSet<Need> = HashSet::new();
-        for &(subject, class) in &wanted {
-            needs.insert(Need::Player(account, subject));
-            if class.retention().is_some() {
-                needs.insert(Need::Period(account, class, day));
+        let mut needs = Vec::with_capacity(fields.len() + 1);
+        for field in &fields {
+            needs.push(Need::Player(account, field.subject));
+            if field.class.retention().is_some() {
+                needs.push(Need::Period(account, field.class, day));
             }
         }
         self.fetch(needs, true).await?;
-        let ciphers: HashMap<(Uuid, FieldClass), Cipher> = {
+        // Looked up under the lock, sealed after it: requests seal side by side.
+        let keys: Vec<Option<FieldKey>> = {
             let mut cache = self.cache();
-            wanted
-                .into_iter()
-                .filter_map(|(subject, class)| {
-                    cipher(&mut cache, account, subject, class, day).map(|c| ((subject, class), c))
-                })
+            fields
+                .iter()
+                .map(|f| field_key(&mut cache, account, f.subject, f.class, day))
                 .collect()
         };
-        for field in message.batch.personal_fields() {
-            let Some(cipher) = ciphers.get(&(field.subject, field.class)) else {
+        let mut sealer = Sealer::new(account, day);
+        for (field, key) in fields.into_iter().zip(keys) {
+            let Some(key) = key else {
                 // Only a key destroyed between the fetch and here: the field reads as erased.
                 erase(field.slot);
                 continue;
             };
-            let seal =
-                |text: &str| seal_text(cipher, account, field.subject, field.class, day, text);
+            let cipher = key.cipher();
+            let (subject, class) = (field.subject, field.class);
+            let mut seal = |text: &str| sealer.seal(&cipher, subject, class, text);
             match field.slot {
                 Slot::Text(text) => *text = seal(text),
                 Slot::OptionalText(text) => {
@@ -158,7 +154,7 @@ impl Keyring {
                     }
                 }
                 Slot::Texts(texts) => texts.iter_mut().for_each(|t| *t = seal(t)),
-                Slot::Properties(props) => seal_properties(props, policy, &seal),
+                Slot::Properties(props) => seal_properties(props, policy, &mut seal),
             }
         }
         Ok(())
@@ -170,14 +166,14 @@ impl Keyring {
     /// erased ([`ERASED`], `None`, an empty list, or `null`). Clear fields are left as they
     /// are (messages written before sealing, or with `PRIVACY_ENCRYPTION=off`).
     pub async fn open(&self, messages: &mut [LogMessage]) -> Result<(), KeyringError> {
-        let mut needs: HashSet<Need> = HashSet::new();
+        let mut needs = Vec::new();
         for message in messages.iter_mut() {
             let account = message.account_id;
             for field in message.batch.personal_fields() {
                 for_each_sealed(&field.slot, |sealed| {
-                    needs.insert(Need::Player(account, field.subject));
+                    needs.push(Need::Player(account, field.subject));
                     if sealed.class.retention().is_some() {
-                        needs.insert(Need::Period(account, sealed.class, sealed.day));
+                        needs.push(Need::Period(account, sealed.class, sealed.day));
                     }
                 });
             }
@@ -196,12 +192,13 @@ impl Keyring {
         Ok(())
     }
 
-    /// Loads the keys `needs` names into the cache, creating missing ones when `create`.
-    async fn fetch(&self, needs: HashSet<Need>, create: bool) -> Result<(), KeyringError> {
+    /// Loads the keys `needs` names (repeats allowed) into the cache, creating missing ones
+    /// when `create`.
+    async fn fetch(&self, mut needs: Vec<Need>, create: bool) -> Result<(), KeyringError> {
         let missing: Vec<Need> = {
             let cache = self.cache();
-            needs
-                .into_iter()
+            let mut missing: Vec<Need> = needs
+                .drain(..)
                 .filter(|need| match *need {
                     Need::Player(a, p) => match cache.players.get(&(a, p)) {
                         Some(entry) => create && entry.key.is_none(),
@@ -212,19 +209,22 @@ impl Keyring {
                         None => true,
                     },
                 })
-                .collect()
+                .collect();
+            missing.sort_unstable();
+            missing.dedup();
+            missing
         };
         if missing.is_empty() {
             return Ok(());
         }
-        let loaded: Vec<(Need, Option<Arc<DataKey>>)> = futures::stream::iter(missing)
+        let loaded: Vec<(Need, Option<DataKey>)> = futures::stream::iter(missing)
             .map(|need| async move {
                 let (store, name) = match need {
                     Need::Player(a, p) => (&self.inner.players, player_name(a, p)),
                     Need::Period(a, c, d) => (&self.inner.accounts, period_name(a, c, d)),
                 };
                 let key = self.load_key(store, &name, create).await?;
-                Ok::<_, KeyringError>((need, key.map(Arc::new)))
+                Ok::<_, KeyringError>((need, key))
             })
             .buffer_unordered(FETCH_CONCURRENCY)
             .try_collect()
@@ -236,13 +236,7 @@ impl Keyring {
         for (need, key) in loaded {
             match need {
                 Need::Player(a, p) => {
-                    cache.players.insert(
-                        (a, p),
-                        PlayerEntry {
-                            key,
-                            ..Default::default()
-                        },
-                    );
+                    cache.players.insert((a, p), PlayerEntry::new(key));
                 }
                 Need::Period(a, c, d) => {
                     cache.periods.insert((a, c, d), key);
