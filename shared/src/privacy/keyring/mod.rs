@@ -28,8 +28,11 @@ use uuid::Uuid;
 
 /// Players whose keys a process caches at most; past it the cache starts again empty.
 const MAX_CACHED_PLAYERS: usize = 500_000;
-/// Key fetches in flight at once.
+/// Key fetches in flight at once for one call, and for the whole process: a burst of new
+/// players (or a restart under load) queues here instead of holding thousands of bucket
+/// requests, and the requests waiting on them, in memory at once.
 const FETCH_CONCURRENCY: usize = 64;
+const PROCESS_FETCH_CONCURRENCY: usize = 256;
 
 /// Why keys could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +55,7 @@ struct Inner {
     master: MasterKey,
     seal: bool,
     cache: Mutex<Cache>,
+    fetch_slots: tokio::sync::Semaphore,
 }
 
 /// Seals and opens personal fields; cheap to clone (one cache per process).
@@ -86,6 +90,7 @@ impl Keyring {
                 master,
                 seal,
                 cache: Mutex::new(Cache::default()),
+                fetch_slots: tokio::sync::Semaphore::new(PROCESS_FETCH_CONCURRENCY),
             }),
         }
     }
@@ -223,6 +228,12 @@ impl Keyring {
                     Need::Player(a, p) => (&self.inner.players, player_name(a, p)),
                     Need::Period(a, c, d) => (&self.inner.accounts, period_name(a, c, d)),
                 };
+                let _slot = self
+                    .inner
+                    .fetch_slots
+                    .acquire()
+                    .await
+                    .map_err(unavailable)?;
                 let key = self.load_key(store, &name, create).await?;
                 Ok::<_, KeyringError>((need, key))
             })

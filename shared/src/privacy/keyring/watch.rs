@@ -66,14 +66,25 @@ impl Keyring {
         match (parts.next(), parts.next(), parts.next(), parts.next()) {
             (Some("p"), Some(account), Some(player), None) => {
                 if let (Ok(a), Ok(p)) = (account.parse(), player.parse()) {
-                    cache.players.remove(&(a, p));
+                    // A new key replaces only a cached "none"; a key in the cache is current
+                    // (a destroyed key's purge comes first, in order), and dropping it would
+                    // make every new player's first requests fetch their key twice.
+                    let keep = operation == Operation::Put
+                        && cache.players.get(&(a, p)).is_some_and(|e| e.key.is_some());
+                    if !keep {
+                        cache.players.remove(&(a, p));
+                    }
                 }
             }
             (Some("d"), Some(account), Some(class), Some(day)) => {
                 if let (Ok(a), Some(c), Ok(d)) =
                     (account.parse(), FieldClass::parse(class), day.parse())
                 {
-                    forget_period(&mut cache, a, c, d);
+                    let keep = operation == Operation::Put
+                        && cache.periods.get(&(a, c, d)).is_some_and(Option::is_some);
+                    if !keep {
+                        forget_period(&mut cache, a, c, d);
+                    }
                 }
             }
             (Some("policy"), Some(account), None, None) => {
