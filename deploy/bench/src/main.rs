@@ -20,6 +20,7 @@ mod player_search;
 mod privacy_cost;
 mod projection;
 mod raw;
+mod raw_insert;
 mod read_phases;
 mod reads;
 mod report;

@@ -1,23 +1,16 @@
-//! The projector's side: a mixed backlog in the event log, the projector's catch-up over it,
-//! and the raw-insert baseline over the very same log messages.
+//! The projector's side: a mixed backlog in the event log and the projector's catch-up over it
+//! (the raw-insert baselines over the very same log messages are in `raw_insert`).
 
 use crate::data::mixed_log_message;
-use crate::raw::{Outgoing, insert_rows, publish_pipelined};
-use anyhow::Context;
-use async_nats::jetstream::{self, consumer::DeliverPolicy, consumer::pull::OrderedConfig};
-use futures::StreamExt;
-use projector::projections::Positioned;
+use crate::raw::{Outgoing, publish_pipelined};
+use async_nats::jetstream;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use shared::envelope::{LogMessage, RecordBatch};
-use shared::privacy::Keyring;
 use shared::subjects::Subjects;
 use sqlx::PgPool;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
-
-/// Messages per projector-sized chunk (its default `PROJECTOR_BATCH_MAX`).
-const CHUNK_MESSAGES: usize = 500;
 
 /// The subject ingest would use for `message`.
 pub(crate) fn subject_of(subjects: &Subjects, message: &LogMessage) -> String {
@@ -83,51 +76,4 @@ pub(crate) async fn wait_projected(
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-}
-
-/// Reads messages `1..=last` of `stream` and inserts their rows into the scratch database in
-/// projector-sized chunks; returns (records, rows, time spent inside the inserts only).
-pub(crate) async fn raw_insert_from_log(
-    js: &jetstream::Context,
-    stream: &str,
-    last: u64,
-    scratch: &PgPool,
-    keyring: &Keyring,
-) -> anyhow::Result<(u64, u64, Duration)> {
-    let stream = js.get_stream(stream).await?;
-    let consumer = stream
-        .create_consumer(OrderedConfig {
-            deliver_policy: DeliverPolicy::All,
-            ..Default::default()
-        })
-        .await?;
-    let mut messages = consumer.messages().await?;
-    let mut conn = scratch.acquire().await?;
-    let (mut records, mut rows, mut inserting) = (0u64, 0u64, Duration::ZERO);
-    let mut chunk = Vec::with_capacity(CHUNK_MESSAGES);
-    let mut seen = 0;
-    while seen < last {
-        let message = tokio::time::timeout(Duration::from_secs(30), messages.next())
-            .await
-            .context("reading the event log back")?
-            .context("the consumer ended")?
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let info = message.info().map_err(|e| anyhow::anyhow!("{e}"))?;
-        seen = info.stream_sequence;
-        let mut decoded = LogMessage::decode(&message.payload)?;
-        // Opening the sealed fields is the projector's work, not the insert's: untimed.
-        keyring.open(std::slice::from_mut(&mut decoded)).await?;
-        records += decoded.batch.len() as u64;
-        chunk.push(Positioned {
-            stream_sequence: info.stream_sequence,
-            message: decoded,
-        });
-        if chunk.len() == CHUNK_MESSAGES || seen >= last {
-            let started = Instant::now();
-            rows += insert_rows(&mut conn, &chunk).await?;
-            inserting += started.elapsed();
-            chunk.clear();
-        }
-    }
-    Ok((records, rows, inserting))
 }

@@ -39,6 +39,19 @@ pub(crate) struct Target {
     pub(crate) ratio: Option<f64>,
     /// Whether it holds; false also when a measurement is missing.
     pub(crate) holds: bool,
+    /// The same measurement against a second baseline, for information (not in the verdict).
+    pub(crate) beside: Option<Beside>,
+}
+
+/// A ratio printed beside a target, informational.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Beside {
+    /// The second baseline's measurement name.
+    pub(crate) baseline: String,
+    /// Its rate.
+    pub(crate) rate: Option<f64>,
+    /// The target's measured rate / that rate.
+    pub(crate) ratio: Option<f64>,
 }
 
 impl Report {
@@ -64,7 +77,21 @@ impl Report {
             baseline: base,
             ratio,
             holds: ratio.is_some_and(|r| r >= min_ratio),
+            beside: None,
         });
+    }
+
+    /// Adds to the last target its measured rate's ratio to `baseline`'s, for information.
+    pub(crate) fn beside_last(&mut self, baseline: &str) {
+        let rate = self.get(baseline).map(|m| m.rate_per_s);
+        if let Some(target) = self.targets.last_mut() {
+            let ratio = target.measured.zip(rate).map(|(v, b)| v / b.max(1e-9));
+            target.beside = Some(Beside {
+                baseline: baseline.to_owned(),
+                rate,
+                ratio,
+            });
+        }
     }
 
     /// `value <= max` (`at_least` false) or `value >= limit` (`at_least` true).
@@ -82,6 +109,7 @@ impl Report {
             baseline: None,
             ratio: None,
             holds,
+            beside: None,
         });
     }
 
@@ -125,11 +153,19 @@ impl Report {
         }
         let _ = writeln!(out, "\ntargets");
         for t in &self.targets {
-            let detail = match (t.ratio, t.measured, t.baseline) {
+            let mut detail = match (t.ratio, t.measured, t.baseline) {
                 (Some(r), Some(v), Some(b)) => format!("{v:.0} vs {b:.0} = {r:.2}x"),
                 (_, Some(v), _) => format!("{v:.2}"),
                 _ => "not measured".to_owned(),
             };
+            if let Some(Beside {
+                baseline,
+                rate: Some(b),
+                ratio: Some(r),
+            }) = &t.beside
+            {
+                let _ = write!(detail, " (vs {baseline} {b:.0} = {r:.2}x, informational)");
+            }
             let verdict = match (t.holds, t.measured, &self.only) {
                 (true, _, _) => "PASS",
                 (false, None, Some(_)) => "SKIP",
@@ -146,4 +182,36 @@ impl Report {
 
 fn short(unit: &str) -> &str {
     unit.split_whitespace().next().unwrap_or(unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn rate(name: &str, count: u64) -> Measurement {
+        Measurement::new(name, "", "records", count, Duration::from_secs(1), None, 0)
+    }
+
+    #[test]
+    fn a_second_baseline_is_printed_beside_without_changing_the_verdict() {
+        let mut report = Report::default();
+        report
+            .measurements
+            .extend([rate("catch_up", 160), rate("one", 100), rate("two", 200)]);
+        report.ratio_target("catch-up >= 1.6 x one", "catch_up", "one", 1.6);
+        report.beside_last("two");
+        let target = &report.targets[0];
+        assert!(target.holds, "1.6 x one holds, whatever two is");
+        let beside = target.beside.as_ref().expect("beside");
+        assert_eq!(beside.ratio, Some(0.8));
+        assert!(
+            report
+                .table()
+                .contains("(vs two 200 = 0.80x, informational)")
+        );
+
+        report.beside_last("missing");
+        assert!(!report.table().contains("informational"));
+    }
 }

@@ -1,18 +1,17 @@
 //! The write side: raw publish baseline, ingest over HTTP, projector catch-up and its raw
-//! insert baseline, then ingest and projector together against the raw chain.
+//! insert baselines (one and two connections), then ingest and projector together against the
+//! raw chain.
 
 use crate::chain::raw_chain;
 use crate::children::ServiceProcess;
 use crate::data::{CHAT_BATCH, chat_log_message};
-use crate::index_cost;
 use crate::ingest_load::{chat_servers, single_events};
-use crate::projection::{
-    last_sequence, raw_insert_from_log, subject_of, top_up_backlog, wait_projected,
-};
+use crate::projection::{last_sequence, subject_of, top_up_backlog, wait_projected};
 use crate::raw::{Outgoing, publish_pipelined, raw_stream};
 use crate::run::{Bench, phase};
 use crate::serve::Service;
 use crate::stats::Measurement;
+use crate::{index_cost, raw_insert};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::time::{Duration, Instant};
@@ -97,23 +96,7 @@ pub(crate) async fn run(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Resul
     ));
     b.memory("after catch-up", &projector);
 
-    phase("raw insert baseline over the same log messages");
-    let (records, rows, inserting) =
-        raw_insert_from_log(&b.js, &b.log.stream, last, &b.raw_pool, &b.keyring).await?;
-    let what = format!(
-        "baseline: the same log messages' chat_messages and events rows ({rows} rows) \
-         UNNEST-inserted into a scratch database with the same schema, one transaction per 500 \
-         messages; only the time inside the inserts counts"
-    );
-    b.report.measurements.push(Measurement::new(
-        "raw_insert",
-        &what,
-        "records",
-        records,
-        inserting,
-        None,
-        0,
-    ));
+    raw_insert::measure(b, last).await?;
     // On a chat backlog of its own, so its size does not follow the ingest phases'.
     index_cost::measure(b).await?;
 
