@@ -123,6 +123,7 @@ for key in ("mode", "machine", "measurements", "memory_mib", "targets"):
     assert key in report, f"report.json lacks {key}"
 names = {m["name"] for m in report["measurements"]}
 for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_catch_up", "raw_insert",
+             "raw_insert_two_connections",
              "ingest_plus_projector", "raw_chain", "post_to_stream", "player_lookup",
              "chatlog_newest_50", "event_search", "funnel_3_steps", "server_history_build",
              "overview", "server_chart_30d", "sign_in", "sign_in_concurrent", "overview_page"):
