@@ -1,6 +1,7 @@
 //! Ingest settings, from the environment.
 
-use shared::config::{CommonConfig, Vars};
+use crate::coalesce::CoalesceConfig;
+use shared::config::{CommonConfig, ConfigError, Vars};
 use shared::privacy::PrivacyConfig;
 use shared::secret::SecretString;
 use std::net::SocketAddr;
@@ -25,6 +26,8 @@ pub struct Config {
     /// ack at once; more wait, unread, for a slot. Bounds memory under any number of clients
     /// (each write holds its body, records and log message, ~70 KiB for 100 chat lines).
     pub max_writes_in_flight: usize,
+    /// `INGEST_COALESCE*`: how concurrent writes for one subject share a publish.
+    pub coalesce: CoalesceConfig,
 }
 
 impl Config {
@@ -43,8 +46,35 @@ impl Config {
             privacy: PrivacyConfig::from_vars(vars)?,
             publish_timeout: Duration::from_millis(vars.or_default("PUBLISH_TIMEOUT_MS", 5000)?),
             max_writes_in_flight: vars.or_default("MAX_WRITES_IN_FLIGHT", 256usize)?.max(1),
+            coalesce: coalesce_config(vars)?,
         })
     }
+}
+
+fn coalesce_config(vars: &Vars) -> Result<CoalesceConfig, ConfigError> {
+    let defaults = CoalesceConfig::default();
+    let enabled = match vars
+        .or_default("INGEST_COALESCE", "on".to_owned())?
+        .as_str()
+    {
+        "on" => true,
+        "off" => false,
+        other => {
+            return Err(ConfigError::Invalid {
+                name: "INGEST_COALESCE",
+                reason: format!("{other:?} is neither on nor off"),
+            });
+        }
+    };
+    Ok(CoalesceConfig {
+        enabled,
+        max_records: vars
+            .or_default("INGEST_COALESCE_MAX_RECORDS", defaults.max_records)?
+            .clamp(1, defaults.max_records),
+        max_bytes: vars
+            .or_default("INGEST_COALESCE_MAX_BYTES", defaults.max_bytes)?
+            .max(1),
+    })
 }
 
 #[cfg(test)]
@@ -70,6 +100,40 @@ mod tests {
             assert!(!shown.contains(secret), "{secret} printed in {shown}");
         }
         assert!(shown.contains("nats://warden:***@nats:4222"), "{shown}");
+        Ok(())
+    }
+
+    fn with(name: &str, value: &str) -> anyhow::Result<Config> {
+        Config::from_vars(
+            &Vars::empty()
+                .set("NATS_URL", "nats://nats:4222")
+                .set("ADMIN_KEY", "wdn_admin_0123456789abcdef")
+                .set("IP_HASH_KEY", "ip-hash-key-9f8e7d")
+                .set("PRIVACY_MASTER_KEY", "privacy-master-key-0123456789abcdef")
+                .set(name, value),
+        )
+    }
+
+    #[test]
+    fn coalescing_is_on_by_default_within_the_records_a_message_may_hold() -> anyhow::Result<()> {
+        let config = with("UNRELATED", "x")?.coalesce;
+        assert!(config.enabled);
+        assert_eq!((config.max_records, config.max_bytes), (1000, 1024 * 1024));
+        assert!(!with("INGEST_COALESCE", "off")?.coalesce.enabled);
+        assert_eq!(
+            with("INGEST_COALESCE_MAX_RECORDS", "5000")?
+                .coalesce
+                .max_records,
+            1000
+        );
+        assert_eq!(
+            with("INGEST_COALESCE_MAX_BYTES", "65536")?
+                .coalesce
+                .max_bytes,
+            65536
+        );
+        let refused = with("INGEST_COALESCE", "sometimes").expect_err("refused");
+        assert!(refused.to_string().contains("INGEST_COALESCE"), "{refused}");
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! Building ingest: connect NATS, check the log, load keys, assemble the router.
 
+use crate::coalesce::Coalescer;
 use crate::config::Config;
 use crate::routes;
 use crate::state::AppState;
@@ -43,6 +44,13 @@ impl Ingest {
             "nats-server max_payload is {max_payload} bytes; set it to at least {MIN_MAX_PAYLOAD} \
              (e.g. `max_payload: 8MB`) so a full batch fits in one log message"
         );
+        let coalesce = config.coalesce;
+        anyhow::ensure!(
+            coalesce.max_bytes <= max_payload,
+            "INGEST_COALESCE_MAX_BYTES is {} bytes, over nats-server's max_payload of \
+             {max_payload}; lower it so a merged publish fits in one message",
+            coalesce.max_bytes
+        );
         let js = jetstream::new(client.clone());
         nats::open_event_stream(&js, log).await?;
         let bucket = nats::open_bucket(&js, log.key_bucket_config()).await?;
@@ -69,6 +77,7 @@ impl Ingest {
         let state = AppState {
             keys: keys.clone(),
             publisher: publisher.clone(),
+            coalescer: Coalescer::new(publisher.clone(), coalesce),
             subjects: log.subjects(),
             keyring,
             ip_hasher: IpHasher::new(config.ip_hash_key.expose().as_bytes()),

@@ -1,5 +1,6 @@
 //! What every ingest request handler shares.
 
+use crate::coalesce::Coalescer;
 use shared::key_directory::KeyDirectory;
 use shared::key_usage::KeyUsage;
 use shared::privacy::Keyring;
@@ -16,6 +17,8 @@ pub struct AppState {
     pub keys: Arc<KeyDirectory>,
     /// Appends log messages and waits for their acks.
     pub publisher: Publisher,
+    /// Appends a write's log messages through `publisher`, merged with concurrent writes'.
+    pub coalescer: Coalescer,
     /// The log's subject scheme.
     pub subjects: Subjects,
     /// Seals personal fields before they reach the log.

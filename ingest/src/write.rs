@@ -1,12 +1,13 @@
 //! The write path shared by every plugin endpoint: decode, validate, normalize, then append
-//! one log message per subject and wait for every ack.
+//! one log message per subject (merged with other requests' for the same subject, see
+//! [`crate::coalesce`]) and wait for every ack.
 
+use crate::coalesce::Part;
 use crate::decode::{RecordError, decode_body};
 use crate::error::IngestError;
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use shared::envelope::{LogMessage, Logged};
 use shared::keys::Caller;
 use shared::privacy::{KeyringError, PrivacyPolicy};
@@ -126,13 +127,15 @@ fn single_record_error(error: RecordError) -> IngestError {
     }
 }
 
-/// Appends the records (one log message per subject) and waits for every ack.
+/// Appends the records (one log message per subject) and waits for every ack. Also returns
+/// the time of receipt the log holds for them: the request's own, or the earliest of the
+/// requests merged with it ([`crate::coalesce`]); the earliest over subjects.
 #[tracing::instrument(name = "append", skip_all, fields(account_id = %caller.account_id, kind = T::KIND.as_str()))]
 pub async fn append<T: PluginRecord>(
     state: &AppState,
     caller: &Caller,
     prepared: Prepared<T>,
-) -> Result<WriteReport, IngestError> {
+) -> Result<(WriteReport, DateTime<Utc>), IngestError> {
     let Prepared {
         records,
         client_ids,
@@ -155,37 +158,36 @@ pub async fn append<T: PluginRecord>(
         let subject = state
             .subjects
             .for_records(caller.account_id, T::KIND, name.as_deref());
-        // From the ids only (never the sealed bytes, which differ on every attempt), so a
-        // retried request keeps its message id.
-        let message_id = client_ids.then(|| message_id(caller.account_id, &group));
+        let client_ids = client_ids.then(|| group.iter().map(|logged| logged.id).collect());
         let count = group.len();
         let message = LogMessage::new(caller.account_id, received_at, T::into_batch(group));
         messages.push(Outgoing {
             subject,
-            message_id,
+            client_ids,
             count,
             message,
         });
     }
     seal_all::<T>(state, caller.account_id, &mut messages).await?;
     let publishes = messages.into_iter().map(|outgoing| {
-        let Outgoing {
-            subject,
-            message_id,
-            count,
-            message,
-        } = outgoing;
-        let payload = message.encode();
-        async move {
-            (
-                count,
-                state.publisher.append(subject, message_id, payload).await,
-            )
-        }
+        let count = outgoing.count;
+        let part = Part {
+            account_id: caller.account_id,
+            kind: T::KIND,
+            subject: outgoing.subject,
+            received_at,
+            records: count,
+            client_ids: outgoing.client_ids,
+            payload: outgoing.message.encode(),
+        };
+        async move { (count, state.coalescer.append(part).await) }
     });
     let mut accepted = 0;
+    let mut logged_at = received_at;
     for (count, result) in futures::future::join_all(publishes).await {
-        let appended = result.map_err(IngestError::Unavailable)?;
+        let published = result.map_err(IngestError::Unavailable)?;
+        logged_at = logged_at.min(published.received_at);
+        let appended = published.appended;
         tracing::debug!(
             sequence = appended.sequence,
             records = count,
@@ -203,18 +205,21 @@ pub async fn append<T: PluginRecord>(
         .increment(accepted as u64);
     metrics::counter!("ingest_records_total", "kind" => kind, "outcome" => "duplicate")
         .increment(duplicates as u64);
-    Ok(WriteReport {
+    let report = WriteReport {
         accepted,
         duplicates,
         rejected,
-    })
+    };
+    Ok((report, logged_at))
 }
 
 /// One log message of a write, before its append.
 struct Outgoing {
     subject: String,
-    /// Derived from the records' client ids (see [`message_id`]), when they all have one.
-    message_id: Option<String>,
+    /// The records' ids, when every one came from the client: its message id is derived from
+    /// them (never from the sealed bytes, which differ on every attempt), so a retried request
+    /// keeps it.
+    client_ids: Option<Vec<Uuid>>,
     /// Records it holds.
     count: usize,
     message: LogMessage,
@@ -252,15 +257,4 @@ async fn seal_all<T: PluginRecord>(
         .await
         .map_err(unavailable)?;
     Ok(())
-}
-
-/// A log message id derived from the records' client ids, so a retried request is recognised
-/// by JetStream's duplicate window.
-fn message_id<T>(account_id: Uuid, records: &[Logged<T>]) -> String {
-    let mut hash = Sha256::new();
-    hash.update(account_id.as_bytes());
-    for logged in records {
-        hash.update(logged.id.as_bytes());
-    }
-    hex::encode(hash.finalize())
 }

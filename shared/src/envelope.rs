@@ -1,7 +1,8 @@
 //! The versioned envelope of the event log.
 //!
 //! One log message carries the records of one accepted request that share a subject (one
-//! record kind, and for custom events one name). Fields common to the whole message (version,
+//! record kind, and for custom events one name), or of several requests that ingest merged
+//! while they waited for the same subject (its `coalesce` module). Fields common to the whole message (version,
 //! account, time of receipt, kind) are stated once; each record carries its event id and
 //! payload, and the payload names its server. Together they make each record's envelope:
 //! event id, account, kind, server, received time, payload ([`LogMessage::envelopes`]).

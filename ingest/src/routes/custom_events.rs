@@ -55,12 +55,15 @@ async fn write_events(
             id: logged.id,
             name: logged.record.name.clone(),
             occurred_at: timestamp(logged.record.occurred_at.unwrap_or(prepared.received_at)),
-            received_at: timestamp(prepared.received_at),
+            received_at: String::new(),
         })
     });
-    let report = append(&state, &caller, prepared).await?;
+    let (report, logged_at) = append(&state, &caller, prepared).await?;
     Ok(match single.flatten() {
-        Some(event) => {
+        Some(mut event) => {
+            // As the log holds it (and reads show it): earlier than this request's own time
+            // of receipt when its message was merged with an earlier request's.
+            event.received_at = timestamp(logged_at);
             tracing::debug!(event_id = %event.id, name = %event.name, "custom event appended");
             (StatusCode::ACCEPTED, Json(event)).into_response()
         }

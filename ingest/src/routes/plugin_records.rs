@@ -37,6 +37,6 @@ async fn write<T: PluginRecord>(
 ) -> Result<(StatusCode, Json<WriteReport>), IngestError> {
     let bytes = read_json_body(&headers, body, read_timeout).await?;
     let prepared = prepare::<T>(&state, &bytes)?;
-    let report = append(&state, &caller, prepared).await?;
+    let (report, _) = append(&state, &caller, prepared).await?;
     Ok((StatusCode::ACCEPTED, Json(report)))
 }

@@ -1,3 +1,4 @@
+use crate::slow_link::SlowLink;
 use async_nats::jetstream::{self, kv};
 use ingest::{App, Config};
 use serde_json::Value;
@@ -20,6 +21,9 @@ pub struct TestIngest {
     pub nats: NatsServer,
     /// What ingest's NATS connection goes through, when started with [`Self::start_behind_proxy`].
     pub proxy: Option<CuttableProxy>,
+    /// What ingest's NATS connection goes through, when started with [`Self::start_with_ack_delay`].
+    #[allow(dead_code)] // Held only to keep the relay up; the cluster binary's tests use it.
+    pub slow_link: Option<SlowLink>,
     pub log: EventLogConfig,
     /// Ingest's privacy settings (its master key), to open what it sealed.
     pub privacy: PrivacyConfig,
@@ -52,33 +56,52 @@ impl TestIngest {
 
     /// Like [`Self::start`], with `configure` applied to the configuration.
     pub async fn start_configured(configure: impl FnOnce(&mut Config)) -> TestIngest {
-        Self::start_inner(configure, false).await
+        Self::start_inner(configure, Link::Direct).await
     }
 
     /// Like [`Self::start`], with ingest's NATS connection (only ingest's: the test's own
     /// connections go straight to the server) through a proxy the test can cut.
     pub async fn start_behind_proxy() -> TestIngest {
-        Self::start_inner(|_| {}, true).await
+        Self::start_inner(|_| {}, Link::Proxy).await
     }
 
-    async fn start_inner(configure: impl FnOnce(&mut Config), behind_proxy: bool) -> TestIngest {
+    /// Like [`Self::start_configured`], with everything the server sends to ingest (acks
+    /// included) held back for `delay`, as from a slow disk.
+    #[allow(dead_code)] // Used by the cluster binary's coalescing tests.
+    pub async fn start_with_ack_delay(
+        delay: Duration,
+        configure: impl FnOnce(&mut Config),
+    ) -> TestIngest {
+        Self::start_inner(configure, Link::Slow(delay)).await
+    }
+
+    async fn start_inner(configure: impl FnOnce(&mut Config), link: Link) -> TestIngest {
         shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await.expect("nats-server starts");
-        let proxy = if behind_proxy {
-            Some(
+        let proxy = match link {
+            Link::Proxy => Some(
                 CuttableProxy::start(&nats.url())
                     .await
                     .expect("proxy starts"),
-            )
-        } else {
-            None
+            ),
+            _ => None,
+        };
+        let slow_link = match link {
+            Link::Slow(delay) => Some(
+                SlowLink::start(&nats.url(), delay)
+                    .await
+                    .expect("slow link starts"),
+            ),
+            _ => None,
         };
         let log = private_event_log();
         let admin_key = generate_secret(KeyKind::Admin);
         let shutdown = CancellationToken::new();
-        let nats_url = proxy
-            .as_ref()
-            .map_or_else(|| nats.url(), CuttableProxy::nats_url);
+        let nats_url = match (&proxy, &slow_link) {
+            (Some(proxy), _) => proxy.nats_url(),
+            (_, Some(link)) => link.nats_url(),
+            _ => nats.url(),
+        };
         let mut config = config(nats_url, log.clone(), &admin_key);
         configure(&mut config);
         let privacy = config.privacy.clone();
@@ -91,6 +114,7 @@ impl TestIngest {
             base,
             nats,
             proxy,
+            slow_link,
             log,
             privacy,
             account_id: Uuid::now_v7(),
@@ -231,6 +255,15 @@ impl TestIngest {
             .await
             .expect("the privacy buckets open")
     }
+}
+
+/// How ingest reaches its nats-server.
+#[derive(Clone, Copy)]
+enum Link {
+    Direct,
+    Proxy,
+    #[allow(dead_code)] // Used by the cluster binary's coalescing tests.
+    Slow(Duration),
 }
 
 impl Drop for TestIngest {

@@ -12,6 +12,7 @@ mod privacy;
 mod rate_limits;
 mod request_heads;
 mod route_families;
+mod slow_link;
 mod start_up;
 mod storable;
 mod writes;
