@@ -1,16 +1,22 @@
 //! Where each read model stands in the event log, and the log messages set aside for good.
 //!
-//! Every function here takes the chunk's transaction, so the checkpoint moves exactly when the
-//! writes it covers commit.
+//! The writing functions take a read model's transaction, so its checkpoint moves exactly when
+//! the writes it covers commit.
 
 use bytes::Bytes;
 use sqlx::{PgConnection, PgPool};
+
+/// The `projection` of a parked row that sets its message aside for every read model: one no
+/// model can read, or one parked before rows named their model (migration 0023).
+pub(crate) const EVERY_MODEL: &str = "*";
 
 /// A log message that can never be applied, with why.
 #[derive(Debug, Clone)]
 pub(crate) struct Parked {
     /// Its stream sequence.
     pub(crate) stream_sequence: u64,
+    /// The read model that cannot apply it, or [`EVERY_MODEL`].
+    pub(crate) projection: &'static str,
     /// Its subject (names the account and kind even when the payload is garbage).
     pub(crate) subject: String,
     /// Why it cannot be applied: the reason code, then the error.
@@ -86,35 +92,43 @@ pub(crate) async fn advance(
     Ok(())
 }
 
-/// Stores messages that can never be applied; parking one twice (on replay) keeps the first.
-pub(crate) async fn park(conn: &mut PgConnection, parked: &[Parked]) -> Result<(), sqlx::Error> {
+/// Stores messages that can never be applied, each for its read model; parking one twice for
+/// the same model (on replay) keeps the first. Returns the sequences of the rows it added.
+pub(crate) async fn park(
+    conn: &mut PgConnection,
+    parked: &[Parked],
+) -> Result<Vec<u64>, sqlx::Error> {
     if parked.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let sequences: Vec<i64> = parked
         .iter()
         .map(|p| to_column(p.stream_sequence))
         .collect();
+    let projections: Vec<&str> = parked.iter().map(|p| p.projection).collect();
     // Parking must never fail on what it stores, or the message would halt the log after all.
     let subjects: Vec<String> = parked.iter().map(|p| storable(&p.subject)).collect();
     let reasons: Vec<String> = parked.iter().map(|p| storable(&p.reason)).collect();
     let sqlstates: Vec<Option<&str>> = parked.iter().map(|p| p.sqlstate.as_deref()).collect();
     let payloads: Vec<&[u8]> = parked.iter().map(|p| p.payload.as_ref()).collect();
-    sqlx::query(
-        "INSERT INTO parked_messages (stream_sequence, subject, reason, sqlstate, payload, parked_at)
-         SELECT s, subj, r, c, p, now()
-         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[])
-             AS t(s, subj, r, c, p)
-         ON CONFLICT (stream_sequence) DO NOTHING",
+    let added: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO parked_messages
+             (stream_sequence, projection, subject, reason, sqlstate, payload, parked_at)
+         SELECT s, m, subj, r, c, p, now()
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[])
+             AS t(s, m, subj, r, c, p)
+         ON CONFLICT (stream_sequence, projection) DO NOTHING
+         RETURNING stream_sequence",
     )
     .bind(sequences)
+    .bind(projections)
     .bind(subjects)
     .bind(reasons)
     .bind(sqlstates)
     .bind(payloads)
-    .execute(conn)
+    .fetch_all(conn)
     .await?;
-    Ok(())
+    Ok(added.into_iter().map(to_sequence).collect())
 }
 
 /// `text` without the NUL PostgreSQL refuses, and short enough to read in a listing.

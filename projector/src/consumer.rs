@@ -2,8 +2,9 @@
 //! chunk by chunk, and on any outage start again from the checkpoint. One loop for every
 //! consumer of the log ([`ChunkSink`]): the projector, and the notifier's evaluator.
 //!
-//! Nothing is acknowledged to JetStream: the ordered consumer is ephemeral, and the checkpoint
-//! committed with each chunk's writes is the only record of progress.
+//! Nothing is acknowledged to JetStream: the ordered consumer is ephemeral, and the checkpoints
+//! committed with each chunk's writes are the only record of progress. The projector resumes
+//! after its lowest checkpoint: a read model already past a message skips it.
 
 use crate::checkpoint;
 use crate::error::ProjectorError;
@@ -48,7 +49,8 @@ pub(crate) trait ChunkSink: Sync {
     /// The last sequence its checkpoint covers: consumption resumes right after it.
     fn resume_after(&self) -> impl Future<Output = Result<u64, ProjectorError>> + Send;
 
-    /// Applies `delivered` (in log order) and moves the checkpoint in one transaction;
+    /// Applies `delivered` (in log order), moving its checkpoints in the transactions of the
+    /// writes they cover;
     /// `pending` is how many log messages follow the chunk, when known.
     fn apply(
         &self,
@@ -244,7 +246,7 @@ impl ChunkSink for Projector {
         Ok(resume_after)
     }
 
-    /// Applies one chunk in one transaction and records what it did.
+    /// Applies one chunk, each read model in its own transaction, and records what it did.
     async fn apply(
         &self,
         delivered: &[Delivered],
@@ -261,14 +263,15 @@ impl ChunkSink for Projector {
             messages = delivered.len()
         );
         let started = Instant::now();
-        let outcome = projections::apply_chunk(
-            &self.pool,
-            &self.keyring,
-            delivered,
-            projections::READ_MODELS,
-        )
-        .instrument(span)
-        .await?;
+        let applier = projections::Applier {
+            pool: &self.pool,
+            keyring: &self.keyring,
+            concurrency: self.apply_concurrency,
+        };
+        let outcome = applier
+            .apply_chunk(delivered, projections::READ_MODELS)
+            .instrument(span)
+            .await?;
         metrics::histogram!("projector_batch_duration_seconds")
             .record(started.elapsed().as_secs_f64());
         record(&outcome);

@@ -1,9 +1,9 @@
 //! The projector: folds the event log (NATS JetStream) into PostgreSQL read models, exactly once.
 //!
-//! PostgreSQL is the truth about progress: each chunk of log messages is applied in one
-//! transaction together with the checkpoint it advances, and consumption always resumes from
-//! that checkpoint, so a crash, a broker outage or a replay never applies a message twice or
-//! skips one. Each read model (the event timeline, players, servers, sessions, punishments,
+//! PostgreSQL is the truth about progress: each read model applies each chunk of log messages
+//! in its own transaction together with its checkpoint (the models concurrently), and
+//! consumption always resumes from the lowest checkpoint, each model skipping what it holds,
+//! so a crash, a broker outage or a replay never applies a message twice or skips one. Each read model (the event timeline, players, servers, sessions, punishments,
 //! anti-cheat flags, chat) is one module of [`projections`] with its own tables and checkpoint.
 
 pub mod alerts;

@@ -52,10 +52,12 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ParkedCommand {
-    /// Print every parked message: sequence, time, SQLSTATE, subject and reason.
+    /// Print every parked message: sequence, time, the read model that parked it (`*`: every
+    /// model), SQLSTATE, subject and reason; one line per read model that parked it.
     List,
-    /// Re-apply parked messages after a fix, in log order, one transaction each; a message
-    /// applied is removed, one still refused stays parked with its new reason.
+    /// Re-apply parked messages after a fix, in log order, one transaction each, to the read
+    /// models that parked them only; a message applied is removed, one still refused stays
+    /// parked (for the models that still refuse it) with its new reason.
     Retry {
         /// The parked message at this stream sequence.
         #[arg(
@@ -176,9 +178,10 @@ async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {
         ParkedCommand::List => {
             for m in parked::list(&pool).await? {
                 println!(
-                    "{}\t{}\t{}\t{}\t{} bytes\t{}",
+                    "{}\t{}\t{}\t{}\t{}\t{} bytes\t{}",
                     m.stream_sequence,
                     m.parked_at.to_rfc3339(),
+                    m.projection,
                     m.sqlstate.as_deref().unwrap_or("-"),
                     m.subject,
                     m.payload_bytes,

@@ -30,7 +30,13 @@ pub struct Projector {
     pub(crate) keyring: Keyring,
     /// How often the leader sweeps rows past retention ([`crate::retention`]).
     pub(crate) retention_every: Duration,
+    /// Read models applying a chunk at once ([`projections::Applier`]).
+    pub(crate) apply_concurrency: usize,
 }
+
+/// Connections beside the read models' transactions: the leadership session, the retention
+/// sweep, and the lag probe or parked count.
+const POOL_BESIDE_APPLY: u32 = 3;
 
 impl Projector {
     /// Connects PostgreSQL and NATS, applies migrations, and gets or creates the event stream,
@@ -39,7 +45,7 @@ impl Projector {
         shared::telemetry::prometheus();
         describe_metrics();
         let pool = PgPoolOptions::new()
-            .max_connections(4)
+            .max_connections(pool_size(config.apply_concurrency))
             .acquire_timeout(Duration::from_secs(5))
             .connect(&config.database_url)
             .await
@@ -76,8 +82,16 @@ impl Projector {
             progress,
             keyring,
             retention_every: config.retention_sweep_every,
+            apply_concurrency: config.apply_concurrency.max(1),
         })
     }
+}
+
+/// A pool that holds one connection per concurrent read model, and the others beside them.
+pub(crate) fn pool_size(apply_concurrency: usize) -> u32 {
+    u32::try_from(apply_concurrency)
+        .unwrap_or(u32::MAX)
+        .saturating_add(POOL_BESIDE_APPLY)
 }
 
 /// The projector's probes; [`Readiness`] bounds each by its timeout, so a PostgreSQL or stream

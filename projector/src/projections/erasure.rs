@@ -1,13 +1,13 @@
 //! Player erasures (issue 18): for each `erasure` record, every read model drops or blanks the
-//! player's personal fields, in the chunk's transaction, and `erased_players` records it.
+//! player's personal fields, in this model's transaction, and `erased_players` records it.
 //!
 //! query-api destroyed the player's key before it logged the erasure, so from then on the log
 //! reads the player's sealed fields as erased for every reader (a rebuild included); this
 //! scrub removes what the read models already hold in clear, and what was logged before
 //! sealing existed (which a replay reads in clear again, and this record scrubs again at its
-//! place in the log). The model comes after every model it scrubs in
-//! [`READ_MODELS`](super::READ_MODELS), so a chunk holding a player's records and their
-//! erasure stores the records first and scrubs them after.
+//! place in the log). The model [depends on](ReadModel::depends_on) every model it scrubs, so
+//! it applies a chunk only once they committed it: a chunk holding a player's records and
+//! their erasure stores the records first and scrubs them after.
 //!
 //! # What is dropped or blanked (table: rows of the player unless said otherwise)
 //!

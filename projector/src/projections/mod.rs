@@ -1,8 +1,9 @@
 //! The read models, one module each, and the fold of one chunk of the log into all of them.
 //!
-//! Every read model has its own checkpoint, and one transaction applies a chunk to all of them:
-//! a model only gets the messages past its own checkpoint, so a model added later replays the
-//! log from the start while the others skip what they already hold.
+//! Every read model has its own checkpoint and applies each chunk in its own transaction,
+//! concurrently with the others ([`apply`]): a model only gets the messages past its own
+//! checkpoint, so a model added later replays the log from the start while the others skip
+//! what they already hold.
 //!
 //! Adding a read model: a module here with a unit struct and one [`read_model!`] line (its
 //! checkpoint name, its tables, its fold), its migration, and one line in [`READ_MODELS`]. The
@@ -38,8 +39,8 @@ macro_rules! read_model {
 
 pub mod active_days;
 pub mod anticheat_flags;
+mod apply;
 pub mod chat;
-mod chunk;
 pub mod erasure;
 pub mod notes;
 pub mod players;
@@ -53,10 +54,11 @@ use futures::future::BoxFuture;
 use shared::envelope::LogMessage;
 use sqlx::PgConnection;
 
-pub(crate) use chunk::{ChunkOutcome, apply_chunk, apply_isolated};
+pub(crate) use apply::{Applier, ChunkOutcome, apply_isolated};
 
-/// Every read model this build maintains, in the order a chunk applies them (a model comes
-/// after every model it [depends on](ReadModel::depends_on)). The only list of them.
+/// Every read model this build maintains (a model comes after every model it
+/// [depends on](ReadModel::depends_on), the order a parked retry applies them in). The only
+/// list of them.
 pub static READ_MODELS: &[&dyn ReadModel] = &[
     &timeline::Timeline,
     &players::Players,
@@ -83,8 +85,8 @@ pub trait ReadModel: Send + Sync {
     /// The tables it writes, and no other model does: what a rebuild replaces.
     fn tables(&self) -> &'static [&'static str];
 
-    /// The models (by [`name`](ReadModel::name)) whose tables its fold reads, so must be
-    /// applied before it. Only [`erasure::Erasure`] has any (it scrubs the others' tables);
+    /// The models (by [`name`](ReadModel::name)) whose tables its fold reads, so must have
+    /// committed a chunk before it starts applying the same chunk. Only [`erasure::Erasure`] has any (it scrubs the others' tables);
     /// every other fold reads only its own tables and `public` ones no model writes
     /// (`account_settings`).
     fn depends_on(&self) -> &'static [&'static str] {

@@ -98,12 +98,18 @@ impl TableCopy {
         Ok(())
     }
 
-    /// A pool whose unqualified table names resolve to the copy first, then to `public`.
-    pub(super) async fn connect(&self, database_url: &str) -> Result<PgPool, sqlx::Error> {
+    /// A pool whose unqualified table names resolve to the copy first, then to `public`: the
+    /// `search_path` is a startup option, so every connection of the pool (one per read model
+    /// applying at once, `apply_concurrency`) gets it.
+    pub(super) async fn connect(
+        &self,
+        database_url: &str,
+        apply_concurrency: usize,
+    ) -> Result<PgPool, sqlx::Error> {
         let options = PgConnectOptions::from_str(database_url)?
             .options([("search_path", format!("{},public", self.schema))]);
         PgPoolOptions::new()
-            .max_connections(2)
+            .max_connections(crate::startup::pool_size(apply_concurrency))
             .connect_with(options)
             .await
     }

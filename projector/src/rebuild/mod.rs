@@ -3,13 +3,14 @@
 //!
 //! 1. A PostgreSQL advisory lock ([`LOCK_KEY`]) makes rebuilds one at a time: a second one is
 //!    refused at once with [`RebuildError::AlreadyRunning`].
-//! 2. The copy is filled by the same folds as the live projector (`apply_chunk`), in its own
-//!    schema with its own checkpoints ([`copy`]), so reads of the live tables never see it.
+//! 2. The copy is filled by the same path as the live projector (each model in its own
+//!    transaction, concurrently: [`projections::Applier`]), in its own schema with its own
+//!    checkpoints ([`copy`]), so reads of the live tables never see it.
 //!    Personal fields are opened with the keys as they are now: what was erased, or left
 //!    retention, replays as erased.
 //! 3. Once the copy has reached the live checkpoint, one transaction takes the models' rows of
-//!    `projection_checkpoints` `FOR UPDATE` — the lock every live chunk takes first, so the
-//!    live projector pauses between two chunks — applies the last few messages the live
+//!    `projection_checkpoints` `FOR UPDATE` — the lock every live model's transaction takes
+//!    first, so the live projector pauses those models between two chunks — applies the last few messages the live
 //!    projector committed meanwhile, takes `ACCESS EXCLUSIVE` locks on the live tables, moves
 //!    them out and the copy in, and sets the models' checkpoints to the copy's position.
 //!    Readers wait for that transaction (milliseconds) instead of failing, and resolve the
@@ -137,7 +138,9 @@ async fn replay_and_swap(
     copy: &TableCopy,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<(u64, Duration)> {
-    let copy_pool = copy.connect(&config.database_url).await?;
+    let copy_pool = copy
+        .connect(&config.database_url, config.apply_concurrency)
+        .await?;
     let (stream, keyring) = open_log(config).await?;
     // Keys destroyed while the replay runs (an erasure, the retention sweep) leave its cache
     // at once: the copy never brings back what the live tables lost meanwhile.
@@ -166,6 +169,7 @@ async fn replay_and_swap(
         pool: &copy_pool,
         keyring: &keyring,
         models,
+        concurrency: config.apply_concurrency.max(1),
         position: 0,
         bar: progress_bar(options.progress_bar),
         logged_at: Instant::now(),

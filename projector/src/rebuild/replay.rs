@@ -17,6 +17,8 @@ pub(super) struct Replay<'a> {
     /// Opens the personal fields of each chunk.
     pub(super) keyring: &'a Keyring,
     pub(super) models: &'a [&'static dyn ReadModel],
+    /// Read models applying a chunk at once (the copy's pool holds that many connections).
+    pub(super) concurrency: usize,
     pub(super) position: u64,
     pub(super) bar: ProgressBar,
     pub(super) logged_at: Instant,
@@ -35,8 +37,14 @@ impl Replay<'_> {
                 payload: message.payload.clone(),
             });
         }
-        let outcome =
-            projections::apply_chunk(self.pool, self.keyring, &delivered, self.models).await?;
+        // The live projector's path: each model in its own transaction on the copy's pool,
+        // every connection of which puts the copy's schema first on its search_path.
+        let applier = projections::Applier {
+            pool: self.pool,
+            keyring: self.keyring,
+            concurrency: self.concurrency,
+        };
+        let outcome = applier.apply_chunk(&delivered, self.models).await?;
         self.position = self.position.max(outcome.last_sequence);
         self.bar.set_position(self.position);
         Ok(())

@@ -147,7 +147,7 @@ impl Harness {
         self.publish_raw(subject, message.encode()).await
     }
 
-    /// Waits until the timeline checkpoint reaches `sequence`.
+    /// Waits until every read model's checkpoint reaches `sequence`.
     pub(crate) async fn caught_up_to(&self, sequence: u64) -> anyhow::Result<()> {
         let pool = self.pool().clone();
         eventually(&format!("checkpoint to reach {sequence}"), || {
@@ -160,7 +160,7 @@ impl Harness {
         .await
     }
 
-    /// Waits until the timeline checkpoint reaches the stream's last sequence.
+    /// Waits until every read model's checkpoint reaches the stream's last sequence.
     pub(crate) async fn caught_up(&self) -> anyhow::Result<u64> {
         let mut stream = self
             .js
@@ -172,13 +172,13 @@ impl Harness {
     }
 }
 
-/// The timeline's checkpoint (0 before the projector created it).
+/// The lowest read model's checkpoint (0 before the projector created them): every model
+/// applies its chunks in its own transaction, so this is where all of them stand.
 pub(crate) async fn checkpoint(pool: &PgPool) -> anyhow::Result<i64> {
-    let last: Option<i64> = sqlx::query_scalar(
-        "SELECT last_sequence FROM projection_checkpoints WHERE projection = 'timeline'",
-    )
-    .fetch_optional(pool)
-    .await?;
+    let last: Option<i64> =
+        sqlx::query_scalar("SELECT min(last_sequence) FROM projection_checkpoints")
+            .fetch_one(pool)
+            .await?;
     Ok(last.unwrap_or(0))
 }
 

@@ -13,6 +13,7 @@ mod leadership;
 mod notifier;
 mod notifier_kill;
 mod outages;
+mod parallel_apply;
 mod parked_retry;
 mod parking;
 mod player_names;

@@ -2,7 +2,7 @@
 //! the cause is fixed, and stays parked (with its new reason) while it is not.
 
 use crate::harness::{Harness, custom_event, logged};
-use crate::parking::{chat, parked};
+use crate::parking::{chat, parked, parked_for};
 use chrono::Utc;
 use projector::parked::{self, Retried, Selection};
 use shared::records::{CustomEvent, RecordKind};
@@ -79,7 +79,7 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
             .fetch_all(h.pool())
             .await?;
     assert_eq!(lines, ["forbidden"]);
-    // Applied as a whole: the players model has the sighting too.
+    // Players never refused it and kept the sighting all along.
     let seen: bool = sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM players WHERE account_id = $1 AND uuid = $2)",
     )
@@ -93,6 +93,60 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
     // Retrying what is no longer parked changes nothing.
     let again = parked::retry(h.pool(), &keyring, Selection::One(refused)).await?;
     assert_eq!(again, [(refused, Retried::NotParked)]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_message_one_model_refused_is_parked_and_retried_for_that_model_only()
+-> anyhow::Result<()> {
+    let h = Harness::start().await?;
+    let keyring = h.keyring().await?;
+    let (account, server, player) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    sqlx::query(
+        "ALTER TABLE chat_messages ADD CONSTRAINT not_forbidden CHECK (message <> 'forbidden')",
+    )
+    .execute(h.pool())
+    .await?;
+    let refused = h
+        .publish(account, Utc::now(), vec![chat(server, player, "forbidden")])
+        .await?;
+    h.caught_up_to(refused).await?;
+    assert_eq!(
+        parked_for(h.pool()).await?,
+        [(refused as i64, "chat".to_owned())]
+    );
+    // The other models kept it: the player was seen, the line is on the timeline.
+    let seen: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM players WHERE account_id = $1 AND uuid = $2)",
+    )
+    .bind(account)
+    .bind(player)
+    .fetch_one(h.pool())
+    .await?;
+    assert!(seen, "players dropped a message only chat refused");
+
+    // From now on any write to a model that kept it is refused: a retry that re-applied it
+    // there would stay parked instead of being applied.
+    sqlx::raw_sql(
+        "CREATE FUNCTION refuse_writes() RETURNS trigger LANGUAGE plpgsql AS
+             $$ BEGIN RAISE EXCEPTION 'written again' USING ERRCODE = 'check_violation'; END $$;
+         CREATE TRIGGER refuse_writes BEFORE INSERT OR UPDATE OR DELETE ON players
+             FOR EACH STATEMENT EXECUTE FUNCTION refuse_writes();
+         CREATE TRIGGER refuse_writes BEFORE INSERT OR UPDATE OR DELETE ON events
+             FOR EACH STATEMENT EXECUTE FUNCTION refuse_writes();
+         ALTER TABLE chat_messages DROP CONSTRAINT not_forbidden;",
+    )
+    .execute(h.pool())
+    .await?;
+    let results = parked::retry(h.pool(), &keyring, Selection::All).await?;
+    assert_eq!(results, [(refused, Retried::Applied)]);
+    let lines: Vec<String> =
+        sqlx::query_scalar("SELECT message FROM chat_messages WHERE account_id = $1")
+            .bind(account)
+            .fetch_all(h.pool())
+            .await?;
+    assert_eq!(lines, ["forbidden"]);
+    assert!(parked(h.pool()).await?.is_empty());
     Ok(())
 }
 
@@ -130,7 +184,7 @@ async fn the_cli_lists_and_retries_parked_messages() -> anyhow::Result<()> {
     assert!(listed.status.success(), "{listed:?}");
     let stdout = String::from_utf8(listed.stdout)?;
     assert!(stdout.starts_with(&format!("{nul}\t")), "{stdout}");
-    assert!(stdout.contains("\t22021\t"), "{stdout}");
+    assert!(stdout.contains("\tchat\t22021\t"), "{stdout}");
 
     let retried = cli(&["parked", "retry", "--sequence", &nul.to_string()]).await?;
     assert!(

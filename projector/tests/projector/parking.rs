@@ -58,6 +58,13 @@ async fn garbage_and_unknown_versions_are_parked_and_later_messages_apply() -> a
         "{}",
         parked[1].2
     );
+    // No model can read them: parked once, for every model.
+    let models: Vec<String> = parked_for(h.pool())
+        .await?
+        .into_iter()
+        .map(|p| p.1)
+        .collect();
+    assert_eq!(models, ["*", "*"]);
 
     let names: Vec<String> =
         sqlx::query_scalar("SELECT name FROM events WHERE account_id = $1 ORDER BY seq")
@@ -94,6 +101,15 @@ pub(crate) async fn parked(pool: &PgPool) -> anyhow::Result<Vec<(i64, String, Op
     .await?)
 }
 
+/// The parked rows: `(stream_sequence, projection)`, in log order.
+pub(crate) async fn parked_for(pool: &PgPool) -> anyhow::Result<Vec<(i64, String)>> {
+    Ok(
+        sqlx::query_as("SELECT stream_sequence, projection FROM parked_messages ORDER BY 1, 2")
+            .fetch_all(pool)
+            .await?,
+    )
+}
+
 async fn chat_lines(pool: &PgPool, account: Uuid) -> anyhow::Result<Vec<String>> {
     Ok(sqlx::query_scalar(
         "SELECT message FROM chat_messages WHERE account_id = $1 ORDER BY message",
@@ -123,7 +139,7 @@ async fn a_message_postgresql_refuses_is_parked_and_every_account_moves_on() -> 
     h.publish(a, at, vec![chat(server, speaker, "a1")]).await?;
     h.publish(b, at, vec![chat(server, speaker, "b1")]).await?;
     // A NUL in chat text (refused by PostgreSQL's text type), beside a line that is fine: the
-    // message is parked as a whole.
+    // message is parked as a whole for the chat model, and the other models keep it.
     let poisoned = h
         .publish(
             a,
@@ -149,8 +165,12 @@ async fn a_message_postgresql_refuses_is_parked_and_every_account_moves_on() -> 
         "{}",
         parked[0].1
     );
-    // No read model kept any part of the parked message (players applies before chat).
-    assert!(!has_player(h.pool(), a, poisoner).await?);
+    assert_eq!(
+        parked_for(h.pool()).await?,
+        [(poisoned as i64, "chat".to_owned())]
+    );
+    // Only chat refused it: players, in its own transaction, keeps the sighting.
+    assert!(has_player(h.pool(), a, poisoner).await?);
     assert!(has_player(h.pool(), a, speaker).await?);
     let metrics = shared::telemetry::prometheus().render();
     assert!(
@@ -214,6 +234,13 @@ async fn a_refused_message_in_the_middle_of_a_large_chunk_is_the_only_one_parked
     assert_eq!(sequences, poisoned, "{parked:?}");
     assert_eq!(parked[0].2.as_deref(), Some("22021"), "{parked:?}");
     assert_eq!(parked[1].2.as_deref(), Some("54000"), "{parked:?}");
+    // Each parked for the one model that refused it.
+    let models: Vec<String> = parked_for(h.pool())
+        .await?
+        .into_iter()
+        .map(|p| p.1)
+        .collect();
+    assert_eq!(models, ["chat", "players"]);
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM chat_messages")
         .fetch_one(h.pool())
         .await?;

@@ -1,0 +1,81 @@
+//! One read model's transaction over a chunk: lock its checkpoint, apply the messages past it
+//! (each one PostgreSQL refuses isolated and parked for this model only), advance the
+//! checkpoint, commit. Exactly-once and poison isolation hold per model: the checkpoint moves
+//! in the same commit as the writes and parked rows it covers.
+
+use super::isolate::{Refusal, apply_isolated};
+use crate::checkpoint::{self, Parked};
+use crate::error::ProjectorError;
+use crate::projections::{Delivered, Positioned, ReadModel};
+use sqlx::PgPool;
+
+/// What one model's committed transaction did.
+#[derive(Debug)]
+pub(super) struct ModelOutcome {
+    /// Its checkpoint before the chunk: it applied only the messages past it.
+    pub(super) checkpoint: u64,
+    /// The messages it refused (indexes into the decoded messages), each parked for it.
+    pub(super) refused: Vec<(usize, Refusal)>,
+}
+
+/// The decoded messages of a chunk, each with the delivery it came from.
+pub(super) struct Decoded<'a> {
+    pub(super) messages: Vec<Positioned>,
+    pub(super) sources: Vec<&'a Delivered>,
+}
+
+/// Applies `decoded` to `model` in its own transaction and moves its checkpoint to
+/// `last_sequence` (never backwards). An outage is an `Err`, and nothing of it is kept.
+pub(super) async fn apply_model(
+    pool: &PgPool,
+    model: &'static dyn ReadModel,
+    decoded: &Decoded<'_>,
+    last_sequence: u64,
+) -> Result<ModelOutcome, ProjectorError> {
+    let name = [model.name()];
+    let mut tx = pool.begin().await?;
+    // A second projector process (or a retry, or a rebuild's swap) waits here.
+    let checkpoint = checkpoint::lock(&mut tx, &name)
+        .await?
+        .first()
+        .copied()
+        .unwrap_or(0);
+    if checkpoint >= last_sequence {
+        // Holds the whole chunk already (a redelivery): nothing to write.
+        return Ok(ModelOutcome {
+            checkpoint,
+            refused: Vec::new(),
+        });
+    }
+    let refused = apply_isolated(&mut tx, &[(model, checkpoint)], &decoded.messages).await?;
+    let parked: Vec<Parked> = refused
+        .iter()
+        .map(|(index, refusal)| {
+            let (positioned, source) = (&decoded.messages[*index], decoded.sources[*index]);
+            tracing::warn!(
+                stream_sequence = positioned.stream_sequence,
+                subject = %source.subject,
+                account_id = %positioned.message.account_id,
+                projection = model.name(),
+                error = %refusal.error,
+                "parking a log message PostgreSQL refuses for this read model; the other \
+                 models and the rest of the chunk are applied"
+            );
+            Parked {
+                stream_sequence: positioned.stream_sequence,
+                projection: model.name(),
+                subject: source.subject.clone(),
+                reason: refusal.describe(),
+                sqlstate: refusal.sqlstate(),
+                payload: source.payload.clone(),
+            }
+        })
+        .collect();
+    checkpoint::park(&mut tx, &parked).await?;
+    checkpoint::advance(&mut tx, &name, last_sequence).await?;
+    tx.commit().await?;
+    Ok(ModelOutcome {
+        checkpoint,
+        refused,
+    })
+}
