@@ -22,6 +22,9 @@ struct Node {
     child: Option<Child>,
 }
 
+/// Cluster starts tried when a picked port was taken meanwhile.
+const START_ATTEMPTS: usize = 3;
+
 /// A JetStream cluster of nats-server processes (file storage, `sync_interval: always`,
 /// max_payload 8MB, each with its own store dir); every process is killed on drop and the
 /// dirs removed.
@@ -36,6 +39,22 @@ impl NatsCluster {
     /// Starts `size` routed servers and waits until each accepts clients and the cluster has
     /// elected a JetStream meta leader (bounded).
     pub async fn start(size: usize) -> anyhow::Result<NatsCluster> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match Self::start_once(size).await {
+                // A port picked by free_port can be taken by another test before nats-server
+                // binds it; the failed cluster is dropped (killed, dirs removed) and new ports
+                // are picked.
+                Err(error)
+                    if attempt < START_ATTEMPTS
+                        && format!("{error:#}").contains("address already in use") => {}
+                result => return result,
+            }
+        }
+    }
+
+    async fn start_once(size: usize) -> anyhow::Result<NatsCluster> {
         anyhow::ensure!(size >= 1, "a cluster has at least one server");
         let id = Uuid::new_v4().simple().to_string();
         let dir = std::env::temp_dir().join(format!("nats-cluster-{id}"));
