@@ -184,7 +184,21 @@ pub async fn append<T: PluginRecord>(
     });
     let mut accepted = 0;
     let mut logged_at = received_at;
-    for (count, result) in futures::future::join_all(publishes).await {
+    // One after the other, in the order of the request's records: each subject has its own
+    // publish lane (crate::coalesce), so publishing them at once could put a later subject's
+    // records (quest_completed) in the log before an earlier one's (quest_started), and
+    // readers order equal timestamps by log position. Most requests have one subject.
+    let mut results = Vec::with_capacity(publishes.len());
+    for publish in publishes {
+        let (count, result) = publish.await;
+        let failed = result.is_err();
+        results.push((count, result));
+        if failed {
+            // The request fails (503); what follows is not appended.
+            break;
+        }
+    }
+    for (count, result) in results {
         let published = result.map_err(IngestError::Unavailable)?;
         logged_at = logged_at.min(published.received_at);
         let appended = published.appended;
