@@ -4,9 +4,9 @@
 //! With `PRIVACY_ENCRYPTION=off` the log keeps them in clear.
 
 use crate::dashboard::{Network, ago, items, now};
+use crate::member::Member;
 use async_nats::jetstream;
-use pipeline_tests::{MEMBER_PASSWORD, TestStack};
-use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};
+use pipeline_tests::TestStack;
 use serde_json::{Value, json};
 use shared::privacy::{PrivacyConfig, PrivacyPolicy};
 
@@ -68,39 +68,19 @@ async fn mark_email_personal(net: &Network) {
 
 /// Signs `login` in and adds a note about [`PLAYER`] through the dashboard form.
 async fn add_note(net: &Network, login: &str, text: &str, evidence: &str) {
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
-    let base = &net.stack.base;
-    let signed_in = http
-        .post(format!("{base}/login"))
-        .header(ORIGIN, base)
-        .form(&[("login", login), ("password", MEMBER_PASSWORD)])
-        .send()
-        .await
-        .expect("sign-in answers");
-    assert_eq!(signed_in.status(), 303, "sign-in");
-    let cookie = signed_in.headers()[SET_COOKIE]
-        .to_str()
-        .expect("cookie text")
-        .split(';')
-        .next()
-        .expect("cookie pair")
-        .to_owned();
-    let added = http
-        .post(format!("{base}/players/{PLAYER}/notes"))
-        .header(COOKIE, cookie)
-        .header(ORIGIN, base)
-        .form(&[
-            ("text", text),
-            ("evidence", evidence),
-            ("punishment_id", ""),
-        ])
-        .send()
-        .await
-        .expect("the note form answers");
-    assert_eq!(added.status(), 303, "the note is added");
+    let member = Member::sign_in(&net.stack.base, login).await;
+    let (status, _, _) = member
+        .post_form(
+            &format!("/players/{PLAYER}/notes"),
+            &[
+                ("text", text),
+                ("evidence", evidence),
+                ("punishment_id", ""),
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(status, 303, "the note is added");
 }
 
 /// One write of each kind with personal fields, and a note.
