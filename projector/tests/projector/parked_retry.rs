@@ -8,18 +8,24 @@ use projector::parked::{self, Retried, Selection};
 use shared::records::{CustomEvent, RecordKind};
 use uuid::Uuid;
 
+/// A rule of this database (standing in for a bug fixed later) that refuses the chat line
+/// `forbidden`, in the chat model only.
+async fn forbid_chat_line(pool: &sqlx::PgPool) -> anyhow::Result<()> {
+    sqlx::query(
+        "ALTER TABLE chat_messages ADD CONSTRAINT not_forbidden CHECK (message <> 'forbidden')",
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
 -> anyhow::Result<()> {
     let h = Harness::start().await?;
     let keyring = h.keyring().await?;
     let (account, server, player) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
-    // A rule of this database (standing in for a bug fixed later) refuses one line.
-    sqlx::query(
-        "ALTER TABLE chat_messages ADD CONSTRAINT not_forbidden CHECK (message <> 'forbidden')",
-    )
-    .execute(h.pool())
-    .await?;
+    forbid_chat_line(h.pool()).await?;
     let refused = h
         .publish(account, Utc::now(), vec![chat(server, player, "forbidden")])
         .await?;
@@ -102,11 +108,7 @@ async fn a_message_one_model_refused_is_parked_and_retried_for_that_model_only()
     let h = Harness::start().await?;
     let keyring = h.keyring().await?;
     let (account, server, player) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
-    sqlx::query(
-        "ALTER TABLE chat_messages ADD CONSTRAINT not_forbidden CHECK (message <> 'forbidden')",
-    )
-    .execute(h.pool())
-    .await?;
+    forbid_chat_line(h.pool()).await?;
     let refused = h
         .publish(account, Utc::now(), vec![chat(server, player, "forbidden")])
         .await?;
