@@ -52,7 +52,8 @@ impl Ingest {
             coalesce.max_bytes
         );
         let js = jetstream::new(client.clone());
-        nats::open_event_stream(&js, log).await?;
+        // The stream's partitions, not EVENT_PARTITIONS: every writer must agree on them.
+        let subjects = nats::open_event_stream(&js, log).await?.subjects;
         let bucket = nats::open_bucket(&js, log.key_bucket_config()).await?;
         let rates = nats::open_bucket(&js, log.rate_bucket_config()).await?;
         let keyring = config.privacy.keyring(&js, log).await?;
@@ -78,7 +79,7 @@ impl Ingest {
             keys: keys.clone(),
             publisher: publisher.clone(),
             coalescer: Coalescer::new(publisher.clone(), coalesce),
-            subjects: log.subjects(),
+            subjects,
             keyring,
             ip_hasher: IpHasher::new(config.ip_hash_key.expose().as_bytes()),
             limiter: Arc::new(Limiter::new(rates)),

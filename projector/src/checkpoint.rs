@@ -27,41 +27,71 @@ pub(crate) struct Parked {
     pub(crate) payload: Bytes,
 }
 
-/// Creates missing checkpoint rows at 0 (a new read model replays the whole log).
-pub(crate) async fn ensure(pool: &PgPool, projections: &[&str]) -> Result<(), sqlx::Error> {
+/// A partition of the event log ([`shared::subjects`]): each read model has a checkpoint per
+/// partition.
+pub(crate) type Partition = u16;
+
+/// Creates the missing checkpoint rows of `projections` for partitions `0..partitions`. A row
+/// made before partitions (`log_partition` -1, migration 0024) covered every account: each
+/// partition's new row starts where it stood, and it is deleted. A model new to the database
+/// starts at 0 (it replays the whole log).
+pub(crate) async fn ensure(
+    pool: &PgPool,
+    projections: &[&str],
+    partitions: u16,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO projection_checkpoints (projection, last_sequence, updated_at)
-         SELECT name, 0, now() FROM UNNEST($1::text[]) AS t(name)
-         ON CONFLICT (projection) DO NOTHING",
+        "WITH legacy AS (
+             DELETE FROM projection_checkpoints
+             WHERE log_partition = -1 AND projection = ANY($1)
+             RETURNING projection, last_sequence
+         )
+         INSERT INTO projection_checkpoints (projection, log_partition, last_sequence, updated_at)
+         SELECT t.name, k, COALESCE(legacy.last_sequence, 0), now()
+         FROM UNNEST($1::text[]) AS t(name)
+         CROSS JOIN generate_series(0, $2 - 1) AS k
+         LEFT JOIN legacy ON legacy.projection = t.name
+         ON CONFLICT (projection, log_partition) DO NOTHING",
     )
     .bind(projections)
+    .bind(i32::from(partitions.max(1)))
     .execute(pool)
     .await?;
     Ok(())
 }
 
-/// The lowest checkpoint among `projections`: consumption resumes right after it.
-pub(crate) async fn resume_after(pool: &PgPool, projections: &[&str]) -> Result<u64, sqlx::Error> {
+/// The lowest checkpoint among `projections` in `partition`: its consumption resumes right
+/// after it.
+pub(crate) async fn resume_after(
+    pool: &PgPool,
+    projections: &[&str],
+    partition: Partition,
+) -> Result<u64, sqlx::Error> {
     let lowest: Option<i64> = sqlx::query_scalar(
-        "SELECT min(last_sequence) FROM projection_checkpoints WHERE projection = ANY($1)",
+        "SELECT min(last_sequence) FROM projection_checkpoints
+         WHERE projection = ANY($1) AND log_partition = $2",
     )
     .bind(projections)
+    .bind(i32::from(partition))
     .fetch_one(pool)
     .await?;
     Ok(to_sequence(lowest.unwrap_or(0)))
 }
 
-/// Locks the checkpoints of `projections` for this transaction and returns them in the same
-/// order; a second projector process waits here instead of applying the same chunk.
+/// Locks the checkpoints of `projections` in `partition` for this transaction and returns them
+/// in the same order; a second projector process waits here instead of applying the same chunk.
 pub(crate) async fn lock(
     conn: &mut PgConnection,
     projections: &[&str],
+    partition: Partition,
 ) -> Result<Vec<u64>, sqlx::Error> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT projection, last_sequence FROM projection_checkpoints
-         WHERE projection = ANY($1) ORDER BY projection FOR UPDATE",
+         WHERE projection = ANY($1) AND log_partition = $2
+         ORDER BY projection FOR UPDATE",
     )
     .bind(projections)
+    .bind(i32::from(partition))
     .fetch_all(&mut *conn)
     .await?;
     Ok(projections
@@ -74,18 +104,20 @@ pub(crate) async fn lock(
         .collect())
 }
 
-/// Moves the checkpoints of `projections` to `last_sequence` (never backwards).
+/// Moves the checkpoints of `projections` in `partition` to `last_sequence` (never backwards).
 pub(crate) async fn advance(
     conn: &mut PgConnection,
     projections: &[&str],
+    partition: Partition,
     last_sequence: u64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE projection_checkpoints
-         SET last_sequence = GREATEST(last_sequence, $2), updated_at = now()
-         WHERE projection = ANY($1)",
+         SET last_sequence = GREATEST(last_sequence, $3), updated_at = now()
+         WHERE projection = ANY($1) AND log_partition = $2",
     )
     .bind(projections)
+    .bind(i32::from(partition))
     .bind(to_column(last_sequence))
     .execute(conn)
     .await?;

@@ -34,7 +34,8 @@ const PULL_EXPIRES: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 pub(crate) struct LogReader {
     pub(crate) stream: jetstream::stream::Stream,
-    pub(crate) filter_subject: String,
+    /// The subjects it reads (a partition's, or every event's: [`shared::subjects::Subjects`]).
+    pub(crate) filter_subjects: Vec<String>,
     pub(crate) batch_max: usize,
     pub(crate) batch_wait: Duration,
     pub(crate) reconnects: watch::Receiver<u64>,
@@ -220,7 +221,7 @@ async fn open_from_checkpoint<S: ChunkSink>(
     let consumer = reader
         .stream
         .create_consumer(OrderedConfig {
-            filter_subject: reader.filter_subject.clone(),
+            filter_subjects: reader.filter_subjects.clone(),
             deliver_policy,
             max_expires: PULL_EXPIRES,
             ..Default::default()
@@ -240,8 +241,8 @@ impl ChunkSink for Projector {
 
     async fn resume_after(&self) -> Result<u64, ProjectorError> {
         let names = projections::checkpoint_names();
-        checkpoint::ensure(&self.pool, &names).await?;
-        let resume_after = checkpoint::resume_after(&self.pool, &names).await?;
+        checkpoint::ensure(&self.pool, &names, self.subjects.partitions()).await?;
+        let resume_after = checkpoint::resume_after(&self.pool, &names, 0).await?;
         self.progress.set_applied(resume_after, None);
         Ok(resume_after)
     }
@@ -267,6 +268,8 @@ impl ChunkSink for Projector {
             pool: &self.pool,
             keyring: &self.keyring,
             concurrency: self.apply_concurrency,
+            partition: 0,
+            subjects: &self.subjects,
         };
         let outcome = applier
             .apply_chunk(delivered, projections::READ_MODELS)

@@ -120,7 +120,7 @@ async fn retry_one(
 ) -> Result<Retried, ProjectorError> {
     let names = projections::checkpoint_names();
     let mut tx = pool.begin().await?;
-    let checkpoints = checkpoint::lock(&mut tx, &names).await?;
+    let checkpoints = checkpoint::lock(&mut tx, &names, 0).await?;
     let rows: Vec<Stored> = sqlx::query_as(
         "SELECT projection, subject, payload, parked_at FROM parked_messages
          WHERE stream_sequence = $1 ORDER BY projection FOR UPDATE",

@@ -32,6 +32,8 @@ pub struct Projector {
     pub(crate) retention_every: Duration,
     /// Read models applying a chunk at once ([`projections::Applier`]).
     pub(crate) apply_concurrency: usize,
+    /// The log's subjects, with the stream's number of partitions.
+    pub(crate) subjects: shared::subjects::Subjects,
 }
 
 /// Connections beside the read models' transactions: the leadership session, the retention
@@ -59,13 +61,17 @@ impl Projector {
             shared::nats::connect("warden-projector", &config.common.nats_url).await?;
         let event_log = &config.common.event_log;
         let js = jetstream::new(client.clone());
-        let stream = shared::nats::open_event_stream(&js, event_log).await?;
+        let shared::nats::EventStream { stream, subjects } =
+            shared::nats::open_event_stream(&js, event_log).await?;
         let keyring = config.privacy.keyring(&js, event_log).await?;
 
         let names = projections::checkpoint_names();
-        crate::checkpoint::ensure(&pool, &names).await?;
+        crate::checkpoint::ensure(&pool, &names, subjects.partitions()).await?;
         let progress = Progress::new(config.stall_after);
-        progress.set_applied(crate::checkpoint::resume_after(&pool, &names).await?, None);
+        progress.set_applied(
+            crate::checkpoint::resume_after(&pool, &names, 0).await?,
+            None,
+        );
         crate::parked::refresh_gauge(&pool).await?;
 
         let readiness = readiness(&pool, &client, &stream, &progress);
@@ -74,7 +80,7 @@ impl Projector {
             pool,
             reader: LogReader {
                 stream,
-                filter_subject: event_log.subjects().all_events(),
+                filter_subjects: subjects.partition_events(0),
                 batch_max: config.batch_max.max(1),
                 batch_wait: config.batch_wait,
                 reconnects,
@@ -83,6 +89,7 @@ impl Projector {
             keyring,
             retention_every: config.retention_sweep_every,
             apply_concurrency: config.apply_concurrency.max(1),
+            subjects,
         })
     }
 }

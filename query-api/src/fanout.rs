@@ -13,6 +13,7 @@ use shared::envelope::{LogMessage, stream_sequence_of};
 use shared::event_log::EventLogConfig;
 use shared::privacy::Keyring;
 use shared::records::RecordKind;
+use shared::subjects::Subjects;
 use shared::timeline::{TimelineEvent, events_of};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +39,8 @@ pub struct LiveEvents {
     ring: broadcast::Sender<Arc<LiveEvent>>,
     jetstream: jetstream::Context,
     log: EventLogConfig,
+    /// The log's subjects, with the stream's number of partitions.
+    subjects: Subjects,
     /// Opens the personal fields of each message read from the log.
     keyring: Keyring,
 }
@@ -57,6 +60,7 @@ impl LiveEvents {
     pub fn start(
         jetstream: jetstream::Context,
         log: EventLogConfig,
+        subjects: Subjects,
         keyring: Keyring,
         shutdown: CancellationToken,
     ) -> LiveEvents {
@@ -65,6 +69,7 @@ impl LiveEvents {
             ring,
             jetstream,
             log,
+            subjects,
             keyring,
         };
         tokio::spawn(live.clone().follow(shutdown));
@@ -104,7 +109,7 @@ impl LiveEvents {
         let stream = self.jetstream.get_stream(&self.log.stream).await?;
         let consumer = stream
             .create_consumer(OrderedConfig {
-                filter_subject: self.log.subjects().all_events(),
+                filter_subjects: self.subjects.all_events(),
                 deliver_policy,
                 ..Default::default()
             })
@@ -149,7 +154,7 @@ impl LiveEvents {
         let stream = self.jetstream.get_stream(&self.log.stream).await?;
         let consumer = stream
             .create_consumer(OrderedConfig {
-                filter_subject: self.log.subjects().account_events(account),
+                filter_subjects: self.subjects.account_events(account),
                 deliver_policy: DeliverPolicy::ByStartSequence {
                     start_sequence: stream_sequence_of(after_seq).max(1),
                 },
@@ -224,13 +229,12 @@ impl LiveEvents {
             },
             None => DeliverPolicy::New,
         };
-        let subjects = self.log.subjects();
         let stream = self.jetstream.get_stream(&self.log.stream).await?;
         let consumer = stream
             .create_consumer(OrderedConfig {
                 filter_subjects: kinds
                     .iter()
-                    .map(|kind| subjects.for_records(account, *kind, None))
+                    .flat_map(|kind| self.subjects.account_kind_events(account, *kind))
                     .collect(),
                 deliver_policy,
                 ..Default::default()

@@ -56,7 +56,10 @@ impl QueryApi {
             .await?
             .client;
         let js = jetstream::new(nats.clone());
-        shared::nats::open_event_stream(&js, &config.common.event_log).await?;
+        // The stream's partitions, not EVENT_PARTITIONS: every writer must agree on them.
+        let subjects = shared::nats::open_event_stream(&js, &config.common.event_log)
+            .await?
+            .subjects;
         let bucket = key_bucket(&js, &config.common.event_log).await?;
         let rates =
             shared::nats::open_bucket(&js, config.common.event_log.rate_bucket_config()).await?;
@@ -85,6 +88,7 @@ impl QueryApi {
         let live = LiveEvents::start(
             js.clone(),
             config.common.event_log.clone(),
+            subjects.clone(),
             keyring.clone(),
             shutdown.clone(),
         );
@@ -127,7 +131,7 @@ impl QueryApi {
             sessions: config.dashboard.sessions,
             ip_hasher: Arc::new(audit_ip_hasher(config)),
             publisher,
-            subjects: config.common.event_log.subjects(),
+            subjects: subjects.clone(),
             alerts: Arc::new(config.alerts.clone()),
             keyring,
         });

@@ -64,6 +64,7 @@ impl Vars {
         self.set("EVENT_STREAM", &log.stream)
             .set("SUBJECT_PREFIX", &log.subject_prefix)
             .set("STREAM_REPLICAS", log.replicas)
+            .set("EVENT_PARTITIONS", log.partitions)
             .set("DUPLICATE_WINDOW_SECS", log.duplicate_window.as_secs())
             .set("KEY_BUCKET", &log.key_bucket)
             .set("RATE_BUCKET", &log.rate_bucket)
@@ -149,8 +150,8 @@ impl std::fmt::Debug for Vars {
 pub struct CommonConfig {
     /// `NATS_URL` (default `nats://127.0.0.1:4222`); formats with credentials redacted.
     pub nats_url: NatsUrl,
-    /// `EVENT_STREAM`, `SUBJECT_PREFIX`, `STREAM_REPLICAS`, `DUPLICATE_WINDOW_SECS`, `KEY_BUCKET`,
-    /// `RATE_BUCKET`, `PRIVACY_BUCKET`.
+    /// `EVENT_STREAM`, `SUBJECT_PREFIX`, `STREAM_REPLICAS`, `EVENT_PARTITIONS`,
+    /// `DUPLICATE_WINDOW_SECS`, `KEY_BUCKET`, `RATE_BUCKET`, `PRIVACY_BUCKET`.
     pub event_log: EventLogConfig,
     /// `LOG_FORMAT`: `pretty` (default) or `json`.
     pub log_format: LogFormat,
@@ -172,6 +173,7 @@ impl CommonConfig {
                 stream: vars.or_default("EVENT_STREAM", defaults.stream)?,
                 subject_prefix: vars.or_default("SUBJECT_PREFIX", defaults.subject_prefix)?,
                 replicas: vars.or_default("STREAM_REPLICAS", defaults.replicas)?,
+                partitions: event_partitions(vars)?,
                 duplicate_window: Duration::from_secs(
                     vars.or_default("DUPLICATE_WINDOW_SECS", defaults.duplicate_window.as_secs())?,
                 ),
@@ -185,6 +187,18 @@ impl CommonConfig {
                 vars.or_default("KEY_USAGE_FLUSH_SECS", 30)?.max(1),
             ),
         })
+    }
+}
+
+/// `EVENT_PARTITIONS`: 1 to [`crate::subjects::MAX_PARTITIONS`].
+fn event_partitions(vars: &Vars) -> Result<u16, ConfigError> {
+    let max = crate::subjects::MAX_PARTITIONS;
+    match vars.or_default("EVENT_PARTITIONS", crate::subjects::DEFAULT_PARTITIONS)? {
+        partitions @ 1.. if partitions <= max => Ok(partitions),
+        other => Err(ConfigError::Invalid {
+            name: "EVENT_PARTITIONS",
+            reason: format!("{other} is not from 1 to {max}"),
+        }),
     }
 }
 
@@ -244,6 +258,7 @@ mod tests {
             stream: "T_1".into(),
             subject_prefix: "t1".into(),
             replicas: 3,
+            partitions: 16,
             duplicate_window: Duration::from_secs(5),
             key_bucket: "K_1".into(),
             rate_bucket: "R_1".into(),
@@ -253,6 +268,23 @@ mod tests {
         assert_eq!(common.event_log, log);
         assert_eq!(common.nats_url.expose(), "nats://127.0.0.1:4222");
         Ok(())
+    }
+
+    #[test]
+    fn event_partitions_outside_their_range_are_refused() {
+        for bad in ["0", "1025", "many"] {
+            let vars = Vars::empty().set("EVENT_PARTITIONS", bad);
+            assert!(
+                matches!(
+                    CommonConfig::from_vars(&vars),
+                    Err(ConfigError::Invalid {
+                        name: "EVENT_PARTITIONS",
+                        ..
+                    })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -5,9 +5,13 @@
 //! and deletes and purges are denied. The duplicate window is explicit; exactly-once beyond it
 //! rests on the projector's unique keys.
 
-use crate::subjects::Subjects;
+use crate::subjects::{DEFAULT_PARTITIONS, MAX_PARTITIONS, Subjects};
 use async_nats::jetstream::{kv, stream};
 use std::time::Duration;
+
+/// The stream metadata key holding the number of partitions ([`crate::subjects`]), set when
+/// the stream is created (or first opened by a version with partitions) and never changed.
+pub const PARTITIONS_METADATA: &str = "warden_partitions";
 
 /// Where the log lives and how it is shaped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +22,9 @@ pub struct EventLogConfig {
     pub subject_prefix: String,
     /// Replicas of the stream (1 locally, 3 in a cluster).
     pub replicas: usize,
+    /// `EVENT_PARTITIONS`: the partitions a stream created now gets. An existing stream keeps
+    /// the number in its metadata ([`PARTITIONS_METADATA`]); services use that one.
+    pub partitions: u16,
     /// Window in which JetStream drops a publish with a `Nats-Msg-Id` it has seen.
     pub duplicate_window: Duration,
     /// KV bucket holding the hashes of live API keys.
@@ -35,6 +42,7 @@ impl Default for EventLogConfig {
             stream: "GS_EVENTS".into(),
             subject_prefix: "gs".into(),
             replicas: 1,
+            partitions: DEFAULT_PARTITIONS,
             duplicate_window: Duration::from_secs(120),
             key_bucket: "GS_KEYS".into(),
             rate_bucket: "GS_RATES".into(),
@@ -58,9 +66,11 @@ pub struct StreamMismatch {
 }
 
 impl EventLogConfig {
-    /// The subject builder for this log.
+    /// The subject builder for this log, with the configured number of partitions: right for
+    /// a stream this configuration created; services opening a stream use the number in its
+    /// metadata ([`crate::nats::EventStream::subjects`]).
     pub fn subjects(&self) -> Subjects {
-        Subjects::new(self.subject_prefix.clone())
+        Subjects::new(self.subject_prefix.clone(), self.partitions)
     }
 
     /// The stream configuration to create.
@@ -68,7 +78,8 @@ impl EventLogConfig {
         stream::Config {
             name: self.stream.clone(),
             description: Some("Warden event log: every accepted plugin write, in order".into()),
-            subjects: vec![self.subjects().all_events()],
+            subjects: self.subjects().stream_subjects(),
+            metadata: [(PARTITIONS_METADATA.to_owned(), self.partitions.to_string())].into(),
             retention: stream::RetentionPolicy::Limits,
             storage: stream::StorageType::File,
             discard: stream::DiscardPolicy::New,
@@ -90,6 +101,9 @@ impl EventLogConfig {
     pub fn check(&self, actual: &stream::Config) -> Result<(), StreamMismatch> {
         let want = self.stream_config();
         let mut differences = Vec::new();
+        if let Err(error) = partitions_of(actual) {
+            differences.push(error);
+        }
         let mut differ = |what: &str, want: String, got: String| {
             if want != got {
                 differences.push(format!("{what} is {got}, expected {want}"));
@@ -158,6 +172,38 @@ impl EventLogConfig {
     }
 }
 
+/// The partitions of a stream, from its metadata.
+pub fn partitions_of(config: &stream::Config) -> Result<u16, String> {
+    let Some(value) = config.metadata.get(PARTITIONS_METADATA) else {
+        return Err(format!("its metadata has no {PARTITIONS_METADATA}"));
+    };
+    match value.parse::<u16>() {
+        Ok(partitions) if (1..=MAX_PARTITIONS).contains(&partitions) => Ok(partitions),
+        _ => Err(format!(
+            "its metadata {PARTITIONS_METADATA} is '{value}', expected a number from 1 to \
+             {MAX_PARTITIONS}"
+        )),
+    }
+}
+
+/// A stream made before partitions (one subject, `<prefix>.ev.>`, and no partition count):
+/// what it needs to become partitioned, keeping every message where it is.
+pub fn upgrade_to_partitions(
+    log: &EventLogConfig,
+    actual: &stream::Config,
+) -> Option<stream::Config> {
+    let legacy = vec![format!("{}.ev.>", log.subject_prefix)];
+    if actual.subjects != legacy || actual.metadata.contains_key(PARTITIONS_METADATA) {
+        return None;
+    }
+    let mut upgraded = actual.clone();
+    upgraded.subjects = log.subjects().stream_subjects();
+    upgraded
+        .metadata
+        .insert(PARTITIONS_METADATA.to_owned(), log.partitions.to_string());
+    Some(upgraded)
+}
+
 impl EventLogConfig {
     /// The rate-limit bucket: memory storage (losing it on a broker restart only forgets the
     /// last minute's counts) and entries that expire a little after the window.
@@ -193,6 +239,35 @@ mod tests {
         let err = cfg.check(&actual).unwrap_err();
         assert_eq!(err.differences.len(), 2, "{err}");
         assert!(err.to_string().contains("refusing to start"));
+    }
+
+    #[test]
+    fn the_partitions_come_from_the_metadata() {
+        let cfg = EventLogConfig {
+            partitions: 16,
+            ..EventLogConfig::default()
+        };
+        assert_eq!(partitions_of(&cfg.stream_config()), Ok(16));
+        let mut actual = cfg.stream_config();
+        actual
+            .metadata
+            .insert(PARTITIONS_METADATA.into(), "0".into());
+        assert!(cfg.check(&actual).is_err());
+        actual.metadata.clear();
+        assert!(cfg.check(&actual).is_err());
+    }
+
+    #[test]
+    fn a_legacy_stream_upgrades_to_partitions_once() {
+        let cfg = EventLogConfig::default();
+        let mut legacy = cfg.stream_config();
+        legacy.subjects = vec!["gs.ev.>".into()];
+        legacy.metadata.clear();
+        assert!(cfg.check(&legacy).is_err());
+        let upgraded = upgrade_to_partitions(&cfg, &legacy).expect("a legacy stream upgrades");
+        assert!(cfg.check(&upgraded).is_ok());
+        assert_eq!(partitions_of(&upgraded), Ok(cfg.partitions));
+        assert!(upgrade_to_partitions(&cfg, &upgraded).is_none());
     }
 
     #[test]

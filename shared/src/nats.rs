@@ -4,7 +4,7 @@
 //! Start-up glue, so errors are `anyhow` with the context an operator needs (which server,
 //! which stream, which bucket); URLs in them are redacted ([`NatsUrl`]).
 
-use crate::event_log::EventLogConfig;
+use crate::event_log::{self, EventLogConfig};
 use crate::secret::NatsUrl;
 use anyhow::Context;
 use async_nats::jetstream::{self, kv, stream::Stream};
@@ -73,18 +73,28 @@ pub async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> anyhow:
     }
 }
 
-/// Gets or creates the event stream, then checks its configuration as the server reports it
-/// now, refusing to go on when it is not shaped as the log requires.
+/// The event stream as opened, with the subjects of its partitions.
+#[derive(Debug, Clone)]
+pub struct EventStream {
+    /// The stream.
+    pub stream: Stream,
+    /// Subjects with the stream's own number of partitions (from its metadata, which may
+    /// differ from `EVENT_PARTITIONS` when the stream was made with another).
+    pub subjects: crate::subjects::Subjects,
+}
+
+/// Gets or creates the event stream, upgrades a stream made before partitions, then checks its
+/// configuration as the server reports it now, refusing to go on when it is not shaped as the
+/// log requires.
 pub async fn open_event_stream(
     js: &jetstream::Context,
     log: &EventLogConfig,
-) -> anyhow::Result<Stream> {
-    let mut stream = js
+) -> anyhow::Result<EventStream> {
+    let stream = js
         .get_or_create_stream(log.stream_config())
         .await
         .with_context(|| format!("getting or creating the event stream '{}'", log.stream))?;
-    check_event_stream(&mut stream, log).await?;
-    Ok(stream)
+    checked_event_stream(js, stream, log).await
 }
 
 /// Opens the event stream, which must exist already (tools that only read it), and checks it
@@ -92,22 +102,59 @@ pub async fn open_event_stream(
 pub async fn existing_event_stream(
     js: &jetstream::Context,
     log: &EventLogConfig,
-) -> anyhow::Result<Stream> {
-    let mut stream = js
+) -> anyhow::Result<EventStream> {
+    let stream = js
         .get_stream(&log.stream)
         .await
         .with_context(|| format!("opening the event stream '{}'", log.stream))?;
-    check_event_stream(&mut stream, log).await?;
-    Ok(stream)
+    checked_event_stream(js, stream, log).await
+}
+
+/// Upgrades a stream made before partitions ([`event_log::upgrade_to_partitions`]: a second
+/// subject and the partition count, every message kept), then checks it.
+async fn checked_event_stream(
+    js: &jetstream::Context,
+    mut stream: Stream,
+    log: &EventLogConfig,
+) -> anyhow::Result<EventStream> {
+    let info = stream
+        .info()
+        .await
+        .with_context(|| format!("reading the configuration of event stream '{}'", log.stream))?;
+    if let Some(upgraded) = event_log::upgrade_to_partitions(log, &info.config) {
+        tracing::info!(
+            stream = %log.stream,
+            partitions = log.partitions,
+            "the event stream predates partitions: adding its partitioned subjects"
+        );
+        js.update_stream(upgraded).await.with_context(|| {
+            format!("upgrading the event stream '{}' to partitions", log.stream)
+        })?;
+    }
+    let partitions = check_event_stream(&mut stream, log).await?;
+    if partitions != log.partitions {
+        tracing::info!(
+            stream = %log.stream,
+            partitions,
+            configured = log.partitions,
+            "the event stream keeps the partitions it was made with; EVENT_PARTITIONS applies \
+             only to a new stream"
+        );
+    }
+    Ok(EventStream {
+        stream,
+        subjects: crate::subjects::Subjects::new(log.subject_prefix.clone(), partitions),
+    })
 }
 
 /// Asks the server for the stream's configuration (never the copy cached when the handle was
-/// made, which may predate an edit) and compares it with what the log needs.
-pub async fn check_event_stream(stream: &mut Stream, log: &EventLogConfig) -> anyhow::Result<()> {
+/// made, which may predate an edit) and compares it with what the log needs; returns its
+/// number of partitions.
+pub async fn check_event_stream(stream: &mut Stream, log: &EventLogConfig) -> anyhow::Result<u16> {
     let info = stream
         .info()
         .await
         .with_context(|| format!("reading the configuration of event stream '{}'", log.stream))?;
     log.check(&info.config)?;
-    Ok(())
+    Ok(event_log::partitions_of(&info.config).unwrap_or(log.partitions))
 }

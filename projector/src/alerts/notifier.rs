@@ -62,7 +62,8 @@ impl Notifier {
             shared::nats::connect("warden-notifier", &config.common.nats_url).await?;
         let event_log = &config.common.event_log;
         let js = jetstream::new(client.clone());
-        let stream = shared::nats::open_event_stream(&js, event_log).await?;
+        let shared::nats::EventStream { stream, subjects } =
+            shared::nats::open_event_stream(&js, event_log).await?;
         let keyring = config.privacy.keyring(&js, event_log).await?;
         let readiness = connectivity(["notifier_postgres", "notifier_nats"], &pool, &client);
         Ok(Notifier {
@@ -73,7 +74,7 @@ impl Notifier {
                 stream: event_log.stream.clone(),
                 reader: LogReader {
                     stream,
-                    filter_subject: event_log.subjects().all_events(),
+                    filter_subjects: subjects.all_events(),
                     batch_max: config.batch_max.max(1),
                     batch_wait: config.batch_wait,
                     reconnects,

@@ -69,8 +69,9 @@ impl TableCopy {
         (&mut *tx).execute(ddl.as_str()).await?;
         copy.keep_storage_parameters(&mut tx).await?;
         sqlx::query(&format!(
-            "INSERT INTO {}.projection_checkpoints (projection, last_sequence, updated_at)
-             SELECT name, 0, now() FROM UNNEST($1::text[]) AS t(name)",
+            "INSERT INTO {}.projection_checkpoints
+                 (projection, log_partition, last_sequence, updated_at)
+             SELECT name, 0, 0, now() FROM UNNEST($1::text[]) AS t(name)",
             copy.schema
         ))
         .bind(crate::projections::names_of(models))

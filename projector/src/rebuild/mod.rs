@@ -110,7 +110,8 @@ pub async fn rebuild(
         .run(&pool)
         .await
         .context("applying migrations")?;
-    checkpoint::ensure(&pool, &projections::names_of(&models)).await?;
+    let partitions = open_log(config).await?.0.subjects.partitions();
+    checkpoint::ensure(&pool, &projections::names_of(&models), partitions).await?;
     copy::drop_leftovers(&pool).await?;
     let copy = TableCopy::create(&pool, &models).await?;
     tracing::info!(schema = %copy.schema, models = ?names(&models), "rebuilding");
@@ -141,7 +142,7 @@ async fn replay_and_swap(
     let copy_pool = copy
         .connect(&config.database_url, config.apply_concurrency)
         .await?;
-    let (stream, keyring) = open_log(config).await?;
+    let (shared::nats::EventStream { stream, subjects }, keyring) = open_log(config).await?;
     // Keys destroyed while the replay runs (an erasure, the retention sweep) leave its cache
     // at once: the copy never brings back what the live tables lost meanwhile.
     let keys_watched = shutdown.child_token();
@@ -149,7 +150,7 @@ async fn replay_and_swap(
     let _stop_keys = keys_watched.drop_guard();
     let messages = stream
         .create_consumer(OrderedConfig {
-            filter_subject: config.common.event_log.subjects().all_events(),
+            filter_subjects: subjects.partition_events(0),
             deliver_policy: DeliverPolicy::All,
             max_expires: Duration::from_secs(5),
             ..Default::default()
@@ -171,6 +172,7 @@ async fn replay_and_swap(
         models,
         concurrency: config.apply_concurrency.max(1),
         position: 0,
+        subjects: &subjects,
         bar: progress_bar(options.progress_bar),
         logged_at: Instant::now(),
     };
@@ -241,7 +243,7 @@ async fn swap(
     let mut tx = pool.begin().await?;
     let set_timeout = format!("SET LOCAL lock_timeout = '{SWAP_LOCK_TIMEOUT}'");
     (&mut *tx).execute(set_timeout.as_str()).await?;
-    let live = checkpoint::lock(&mut tx, names).await?;
+    let live = checkpoint::lock(&mut tx, names, 0).await?;
     let live = live.into_iter().max().unwrap_or(0);
     let deadline = tokio::time::Instant::now() + SWAP_CATCH_UP;
     while replay.position < live {
@@ -268,9 +270,7 @@ async fn live_position(pool: &PgPool, names: &[&'static str]) -> Result<u64, sql
 }
 
 /// The event stream, and the keyring that opens its personal fields.
-async fn open_log(
-    config: &Config,
-) -> anyhow::Result<(async_nats::jetstream::stream::Stream, Keyring)> {
+async fn open_log(config: &Config) -> anyhow::Result<(shared::nats::EventStream, Keyring)> {
     let nats = shared::nats::connect("warden-projector-rebuild", &config.common.nats_url).await?;
     let js = async_nats::jetstream::new(nats.client);
     let event_log = &config.common.event_log;

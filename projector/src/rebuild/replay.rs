@@ -20,6 +20,8 @@ pub(super) struct Replay<'a> {
     /// Read models applying a chunk at once (the copy's pool holds that many connections).
     pub(super) concurrency: usize,
     pub(super) position: u64,
+    /// The log's subjects (the partition of each message).
+    pub(super) subjects: &'a shared::subjects::Subjects,
     pub(super) bar: ProgressBar,
     pub(super) logged_at: Instant,
 }
@@ -43,6 +45,8 @@ impl Replay<'_> {
             pool: self.pool,
             keyring: self.keyring,
             concurrency: self.concurrency,
+            partition: 0,
+            subjects: self.subjects,
         };
         let outcome = applier.apply_chunk(&delivered, self.models).await?;
         self.position = self.position.max(outcome.last_sequence);

@@ -27,7 +27,9 @@ use crate::error::ProjectorError;
 use model::{Decoded, ModelOutcome};
 use shared::envelope::{DecodeError, LogMessage};
 use shared::privacy::Keyring;
+use shared::subjects::Subjects;
 use sqlx::PgPool;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 pub(crate) use isolate::apply_isolated;
@@ -58,6 +60,12 @@ pub(crate) struct Applier<'a> {
     pub(crate) keyring: &'a Keyring,
     /// Read models applying at once, at most (`PROJECTOR_APPLY_CONCURRENCY`).
     pub(crate) concurrency: usize,
+    /// The partition of the log the chunk comes from: whose checkpoints move, and whose
+    /// messages it applies.
+    pub(crate) partition: checkpoint::Partition,
+    /// Tells which partition a message belongs to: a partition's reader also receives the
+    /// legacy (pre-partition) messages of every account, and applies only its own.
+    pub(crate) subjects: &'a Subjects,
 }
 
 impl Applier<'_> {
@@ -71,12 +79,21 @@ impl Applier<'_> {
         let Some(last) = chunk.last() else {
             return Ok(ChunkOutcome::default());
         };
+        // Another partition's legacy messages are left out, but the checkpoints still move
+        // past them (to the chunk's last sequence), so they are not read again.
+        let owns = |d: &Delivered| self.subjects.partition_of_subject(&d.subject) == self.partition;
+        let chunk: Cow<'_, [Delivered]> = if chunk.iter().all(owns) {
+            Cow::Borrowed(chunk)
+        } else {
+            Cow::Owned(chunk.iter().filter(|d| owns(d)).cloned().collect())
+        };
+        let chunk = chunk.as_ref();
         // Decoded and opened before any transaction: fetching keys never holds a checkpoint
         // lock, and a key bucket outage fails the chunk before anything was written.
         let readings = read_all(self.keyring, chunk).await?;
         // Unlocked, only to leave out what every model holds already (a redelivery): each
         // model's transaction locks and reads its own checkpoint again.
-        let floor = checkpoint::resume_after(self.pool, &names_of(models)).await?;
+        let floor = checkpoint::resume_after(self.pool, &names_of(models), self.partition).await?;
         let last_sequence = last.stream_sequence.max(floor);
 
         let mut decoded = Decoded {
@@ -109,7 +126,7 @@ impl Applier<'_> {
         unreadable.retain(|p| newly_parked.contains(&p.stream_sequence));
 
         let runs = schedule::in_dependency_order(models, self.concurrency, |model| {
-            model::apply_model(self.pool, model, &decoded, last_sequence)
+            model::apply_model(self.pool, self.partition, model, &decoded, last_sequence)
         })
         .await;
         let mut outcomes = Vec::with_capacity(models.len());

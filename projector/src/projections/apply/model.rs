@@ -28,6 +28,7 @@ pub(super) struct Decoded<'a> {
 /// `last_sequence` (never backwards). An outage is an `Err`, and nothing of it is kept.
 pub(super) async fn apply_model(
     pool: &PgPool,
+    partition: checkpoint::Partition,
     model: &'static dyn ReadModel,
     decoded: &Decoded<'_>,
     last_sequence: u64,
@@ -43,7 +44,7 @@ pub(super) async fn apply_model(
         .execute(&mut *tx)
         .await?;
     // A second projector process (or a retry, or a rebuild's swap) waits here.
-    let checkpoint = checkpoint::lock(&mut tx, &name)
+    let checkpoint = checkpoint::lock(&mut tx, &name, partition)
         .await?
         .first()
         .copied()
@@ -80,7 +81,7 @@ pub(super) async fn apply_model(
         })
         .collect();
     checkpoint::park(&mut tx, &parked).await?;
-    checkpoint::advance(&mut tx, &name, last_sequence).await?;
+    checkpoint::advance(&mut tx, &name, partition, last_sequence).await?;
     tx.commit().await?;
     Ok(ModelOutcome {
         checkpoint,
