@@ -109,8 +109,7 @@ async fn read_log(
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let info = message.info().map_err(|e| anyhow::anyhow!("{e}"))?;
         seen = info.stream_sequence;
-        let mut decoded = LogMessage::decode(&message.payload)?;
-        keyring.open(std::slice::from_mut(&mut decoded)).await?;
+        let decoded = LogMessage::decode(&message.payload)?;
         records += decoded.batch.len() as u64;
         chunk.push(Positioned {
             stream_sequence: info.stream_sequence,
@@ -122,6 +121,24 @@ async fn read_log(
                 Vec::with_capacity(CHUNK_MESSAGES),
             ));
         }
+    }
+    // Opened once the whole log is read, a chunk at a time as the projector does: key
+    // fetches interleaved with the consumer's deliveries on one connection timed out once.
+    for chunk in &mut chunks {
+        let (sequences, mut messages): (Vec<u64>, Vec<LogMessage>) = chunk
+            .drain(..)
+            .map(|p| (p.stream_sequence, p.message))
+            .unzip();
+        keyring.open(&mut messages).await?;
+        chunk.extend(
+            sequences
+                .into_iter()
+                .zip(messages)
+                .map(|(stream_sequence, message)| Positioned {
+                    stream_sequence,
+                    message,
+                }),
+        );
     }
     Ok((chunks, records))
 }
