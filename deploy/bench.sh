@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark on private servers and writes target/bench/report.json plus a table.
 #
-#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search|alerts|privacy]
+#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search|alerts|privacy|partitions]
 #
 #   --quick   a small version that finishes in a couple of minutes (CI runs it via test.sh)
 #   --debug   use the debug build (what test.sh has already built) instead of a release build;
@@ -12,7 +12,9 @@
 #             (player search, chat keyword search, the chat index's cost to the projector),
 #             or only the alerts target (plugin write -> signed webhook at a local receiver),
 #             or only the privacy target (durable ingest with personal fields sealed against
-#             the same in clear, and the projector's catch-up over each backlog)
+#             the same in clear, and the projector's catch-up over each backlog), or only the
+#             partition targets (two projector processes against one on the partitioned log,
+#             and the mixed tenant: one account's backlog while another's writes stay readable)
 #
 # It builds warden-bench (one cargo build), starts a private nats-server with
 # `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's
@@ -34,7 +36,7 @@ while (($#)); do
     case "$arg" in
     --quick) quick=(--quick) ;;
     --only)
-        [[ $# -gt 0 ]] || die "--only needs writes, reads, search, alerts or privacy"
+        [[ $# -gt 0 ]] || die "--only needs writes, reads, search, alerts, privacy or partitions"
         only=(--only "$1")
         shift
         ;;

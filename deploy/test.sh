@@ -126,11 +126,14 @@ for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_cat
              "raw_insert_two_connections",
              "ingest_plus_projector", "raw_chain", "post_to_stream", "player_lookup",
              "chatlog_newest_50", "event_search", "funnel_3_steps", "server_history_build",
-             "overview", "server_chart_30d", "sign_in", "sign_in_concurrent", "overview_page"):
+             "overview", "server_chart_30d", "sign_in", "sign_in_concurrent", "overview_page",
+             "projector_catch_up_1_process", "projector_catch_up_2_processes",
+             "mixed_tenant_write_readable", "mixed_tenant_backlog"):
     assert name in names, f"report.json lacks measurement {name}"
 # The dashboard's requests must have worked (a refused sign-in or a 404 chart is an error).
 for m in report["measurements"]:
-    if m["name"] in ("overview", "server_chart_30d", "sign_in", "overview_page"):
+    if m["name"] in ("overview", "server_chart_30d", "sign_in", "overview_page",
+                     "mixed_tenant_write_readable"):
         assert m["count"] > 0 and m["errors"] == 0, m
 for target in report["targets"]:
     assert isinstance(target["holds"], bool) and target["requirement"], target

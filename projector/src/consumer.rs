@@ -6,10 +6,10 @@
 //! committed with each chunk's writes are the only record of progress. The projector resumes
 //! after its lowest checkpoint: a read model already past a message skips it.
 
-use crate::checkpoint;
+use crate::checkpoint::{self, Partition};
 use crate::error::ProjectorError;
 use crate::lag;
-use crate::leadership;
+use crate::partitions;
 use crate::projections::{self, ChunkOutcome, Delivered};
 use crate::startup::Projector;
 use async_nats::jetstream;
@@ -17,6 +17,7 @@ use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::consumer::pull::{Ordered, OrderedConfig};
 use futures::StreamExt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -61,50 +62,29 @@ pub(crate) trait ChunkSink: Sync {
 }
 
 impl Projector {
-    /// Consumes the event log into the read models until `shutdown` fires, while this instance
-    /// is the leader ([`crate::leadership`]); as a standby it waits to take over.
+    /// Consumes the event log into the read models until `shutdown` fires: the partitions this
+    /// process claims ([`crate::partitions`]), each with its own consumer.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         // Keys destroyed by another process (an erasure, the retention sweep) leave this
         // process's cache at once, so nothing erased is opened from a stale key.
         let keys_watched = shutdown.child_token();
         let _watch = self.keyring.spawn_watch(keys_watched.clone());
         let _stop_keys = keys_watched.drop_guard();
+        let this = Arc::new(self);
         let stop_watching = shutdown.child_token();
         let watching = lag::watch(
-            &self.reader.stream,
-            &self.progress,
-            &self.pool,
+            &this.reader.stream,
+            &this.subjects,
+            &this.progress,
+            &this.pool,
             &stop_watching,
         );
-        let this = &self;
-        let leading = async {
-            let stream = this.reader.stream.cached_info().config.name.clone();
-            let set_leader = |leader: bool| {
-                this.progress.set_leader(leader);
-                metrics::gauge!("projector_leader").set(if leader { 1.0 } else { 0.0 });
-            };
-            let led = leadership::lead(
-                &this.pool,
-                leadership::PROJECTOR,
-                &stream,
-                &shutdown,
-                set_leader,
-                // The leader also sweeps rows past retention, beside its consumer.
-                |term| async move {
-                    let sweeper = crate::retention::Sweeper {
-                        pool: &this.pool,
-                        keyring: &this.keyring,
-                        every: this.retention_every,
-                    };
-                    sweeper.beside(consume(&this.reader, this, &term)).await
-                },
-            )
-            .await;
+        let claiming = async {
+            partitions::claim(this.clone(), &shutdown).await;
             stop_watching.cancel();
-            led
         };
-        let (led, ()) = tokio::join!(leading, watching);
-        led
+        tokio::join!(claiming, watching);
+        Ok(())
     }
 }
 
@@ -236,15 +216,20 @@ async fn open_from_checkpoint<S: ChunkSink>(
     Ok(messages)
 }
 
-impl ChunkSink for Projector {
+/// The projector's read models, fed one partition of the log.
+pub(crate) struct PartitionSink<'a> {
+    pub(crate) projector: &'a Projector,
+    pub(crate) partition: Partition,
+}
+
+impl ChunkSink for PartitionSink<'_> {
     const RETRIES_METRIC: &'static str = "projector_retries_total";
 
     async fn resume_after(&self) -> Result<u64, ProjectorError> {
+        let (pool, partition) = (&self.projector.pool, self.partition);
         let names = projections::checkpoint_names();
-        checkpoint::ensure(&self.pool, &names, self.subjects.partitions()).await?;
-        let resume_after = checkpoint::resume_after(&self.pool, &names, 0).await?;
-        self.progress.set_applied(resume_after, None);
-        Ok(resume_after)
+        checkpoint::ensure(pool, &names, self.projector.subjects.partitions()).await?;
+        Ok(checkpoint::resume_after(pool, &names, partition).await?)
     }
 
     /// Applies one chunk, each read model in its own transaction, and records what it did.
@@ -259,17 +244,20 @@ impl ChunkSink for Projector {
         };
         let span = tracing::debug_span!(
             "chunk",
+            partition = self.partition,
             first_sequence = first,
             last_sequence = last,
             messages = delivered.len()
         );
         let started = Instant::now();
+        let projector = self.projector;
         let applier = projections::Applier {
-            pool: &self.pool,
-            keyring: &self.keyring,
-            concurrency: self.apply_concurrency,
-            partition: 0,
-            subjects: &self.subjects,
+            pool: &projector.pool,
+            keyring: &projector.keyring,
+            concurrency: projector.apply_concurrency,
+            slots: Some(&projector.slots),
+            partition: self.partition,
+            subjects: &projector.subjects,
         };
         let outcome = applier
             .apply_chunk(delivered, projections::READ_MODELS)
@@ -278,11 +266,13 @@ impl ChunkSink for Projector {
         metrics::histogram!("projector_batch_duration_seconds")
             .record(started.elapsed().as_secs_f64());
         record(&outcome);
-        self.progress.set_applied(outcome.last_sequence, pending);
+        projector
+            .progress
+            .committed(self.partition, outcome.last_sequence, pending);
         if !outcome.parked.is_empty() {
             // The chunk is committed; a failed count only leaves the gauge behind until the
             // next refresh.
-            if let Err(error) = crate::parked::refresh_gauge(&self.pool).await {
+            if let Err(error) = crate::parked::refresh_gauge(&projector.pool).await {
                 tracing::debug!(%error, "cannot count the parked messages");
             }
         }

@@ -1,5 +1,7 @@
-//! One active consumer per event stream and role (the projector, the notifier's evaluator), with
-//! fast takeover.
+//! One active consumer per event stream and role (the notifier's evaluator), with fast takeover.
+//! The projector shares the log's partitions between its processes instead
+//! ([`crate::partitions`]); its key here, [`PROJECTOR`], is the one its single leader took before
+//! partitions, which every projector process now holds shared.
 //!
 //! Any number of instances may run; the one holding a PostgreSQL advisory lock (keyed by the
 //! role's prefix and the stream's name) consumes, the others wait as standbys and try for the lock
@@ -23,7 +25,7 @@ pub(crate) const STANDBY_POLL: Duration = Duration::from_secs(1);
 /// How often the leader checks that its lock session is alive.
 const LEADER_CHECK: Duration = Duration::from_secs(2);
 
-/// The projector's lock prefix.
+/// The projector's lock prefix (its membership and partition leases).
 pub(crate) const PROJECTOR: &str = "warden-projector";
 /// The notifier's evaluator's lock prefix: it leads independently of the projector.
 pub(crate) const NOTIFIER: &str = "warden-notifier";

@@ -14,6 +14,7 @@ pub mod error;
 mod lag;
 mod leadership;
 pub mod parked;
+mod partitions;
 pub mod projections;
 pub mod rebuild;
 pub mod retention;

@@ -154,13 +154,16 @@ async fn notify() -> anyhow::Result<()> {
         .context("the notifier did not stop within the shutdown deadline")?
 }
 
-/// The keyring a parked retry opens the stored payloads with: the retry reads `NATS_URL`, the
-/// event log settings and `PRIVACY_MASTER_KEY` like `run` does.
-async fn retry_keyring() -> anyhow::Result<shared::privacy::Keyring> {
+/// The keyring a parked retry opens the stored payloads with, and the stream's subjects (which
+/// name each message's partition): the retry reads `NATS_URL`, the event log settings and
+/// `PRIVACY_MASTER_KEY` like `run` does.
+async fn retry_keyring() -> anyhow::Result<(shared::privacy::Keyring, shared::subjects::Subjects)> {
     let config = Config::from_env()?;
     let nats = shared::nats::connect("warden-projector-parked", &config.common.nats_url).await?;
     let js = async_nats::jetstream::new(nats.client);
-    config.privacy.keyring(&js, &config.common.event_log).await
+    let log = &config.common.event_log;
+    let stream = shared::nats::existing_event_stream(&js, log).await?;
+    Ok((config.privacy.keyring(&js, log).await?, stream.subjects))
 }
 
 async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {
@@ -195,8 +198,8 @@ async fn parked_command(action: ParkedCommand) -> anyhow::Result<()> {
                 (Some(sequence), false) => Selection::One(sequence),
                 _ => Selection::All,
             };
-            let keyring = retry_keyring().await?;
-            let results = parked::retry(&pool, &keyring, selection).await?;
+            let (keyring, subjects) = retry_keyring().await?;
+            let results = parked::retry(&pool, &keyring, &subjects, selection).await?;
             let mut left = 0;
             for (sequence, retried) in &results {
                 let outcome = match retried {

@@ -17,6 +17,7 @@ use crate::projections::{self, Positioned, ReadModel};
 use chrono::{DateTime, Utc};
 use shared::envelope::LogMessage;
 use shared::privacy::Keyring;
+use shared::subjects::Subjects;
 use sqlx::PgPool;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -77,10 +78,13 @@ pub async fn list(pool: &PgPool) -> Result<Vec<ParkedMessage>, sqlx::Error> {
 
 /// Retries the `selection`, in log order; returns each sequence with what happened to it.
 /// Stops at the first outage (what was applied before it stays applied). The stored payloads
-/// are as logged (sealed): `keyring` opens them, as the live projector does.
+/// are as logged (sealed): `keyring` opens them, as the live projector does. `subjects` are the
+/// stream's ([`shared::nats::existing_event_stream`]): a message's subject names its partition,
+/// whose checkpoints the retry locks.
 pub async fn retry(
     pool: &PgPool,
     keyring: &Keyring,
+    subjects: &Subjects,
     selection: Selection,
 ) -> Result<Vec<(u64, Retried)>, ProjectorError> {
     let sequences: Vec<u64> = match selection {
@@ -96,7 +100,7 @@ pub async fn retry(
     };
     let mut results = Vec::with_capacity(sequences.len());
     for sequence in sequences {
-        let retried = retry_one(pool, keyring, sequence).await?;
+        let retried = retry_one(pool, keyring, subjects, sequence).await?;
         tracing::info!(stream_sequence = sequence, outcome = ?retried, "retried a parked message");
         results.push((sequence, retried));
     }
@@ -116,11 +120,24 @@ struct Stored {
 async fn retry_one(
     pool: &PgPool,
     keyring: &Keyring,
+    subjects: &Subjects,
     sequence: u64,
 ) -> Result<Retried, ProjectorError> {
     let names = projections::checkpoint_names();
+    // A parked row's subject never changes: read before any lock, it names the partition whose
+    // checkpoints come first, in the order every model's transaction takes its locks.
+    let subject: Option<String> = sqlx::query_scalar(
+        "SELECT subject FROM parked_messages WHERE stream_sequence = $1 LIMIT 1",
+    )
+    .bind(checkpoint::to_column(sequence))
+    .fetch_optional(pool)
+    .await?;
+    let Some(subject) = subject else {
+        return Ok(Retried::NotParked);
+    };
+    let partition = subjects.partition_of_subject(&subject);
     let mut tx = pool.begin().await?;
-    let checkpoints = checkpoint::lock(&mut tx, &names, 0).await?;
+    let checkpoints = checkpoint::lock(&mut tx, &names, partition).await?;
     let rows: Vec<Stored> = sqlx::query_as(
         "SELECT projection, subject, payload, parked_at FROM parked_messages
          WHERE stream_sequence = $1 ORDER BY projection FOR UPDATE",

@@ -16,6 +16,7 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::net::SocketAddr;
 use std::time::Duration;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// The event-log consumer that keeps the read models up to date.
@@ -34,11 +35,17 @@ pub struct Projector {
     pub(crate) apply_concurrency: usize,
     /// The log's subjects, with the stream's number of partitions.
     pub(crate) subjects: shared::subjects::Subjects,
+    /// `apply_concurrency` slots shared by every partition this process consumes: each read
+    /// model's transaction holds one, so the pool always has connections for them.
+    pub(crate) slots: Semaphore,
 }
 
-/// Connections beside the read models' transactions: the leadership session, the retention
-/// sweep, and the lag probe or parked count.
-const POOL_BESIDE_APPLY: u32 = 3;
+/// Pooled connections beside the read models' transactions (which hold a slot each): the
+/// short reads of the partitions' consumers and idle checks, parking, the retention sweep, and
+/// the lag probe or parked count. The membership and lease sessions are not pooled: a process
+/// opens one more connection for its membership, one per partition it holds, and one for
+/// trying free partitions.
+const POOL_BESIDE_APPLY: u32 = 4;
 
 impl Projector {
     /// Connects PostgreSQL and NATS, applies migrations, and gets or creates the event stream,
@@ -68,19 +75,16 @@ impl Projector {
         let names = projections::checkpoint_names();
         crate::checkpoint::ensure(&pool, &names, subjects.partitions()).await?;
         let progress = Progress::new(config.stall_after);
-        progress.set_applied(
-            crate::checkpoint::resume_after(&pool, &names, 0).await?,
-            None,
-        );
         crate::parked::refresh_gauge(&pool).await?;
 
-        let readiness = readiness(&pool, &client, &stream, &progress);
+        let readiness = readiness(&pool, &client, &stream, &subjects, &progress);
         Ok(Projector {
             readiness,
             pool,
             reader: LogReader {
                 stream,
-                filter_subjects: subjects.partition_events(0),
+                // Each partition's consumer reads its own ([`crate::partitions`]).
+                filter_subjects: subjects.all_events(),
                 batch_max: config.batch_max.max(1),
                 batch_wait: config.batch_wait,
                 reconnects,
@@ -90,6 +94,7 @@ impl Projector {
             retention_every: config.retention_sweep_every,
             apply_concurrency: config.apply_concurrency.max(1),
             subjects,
+            slots: Semaphore::new(config.apply_concurrency.max(1)),
         })
     }
 }
@@ -107,14 +112,17 @@ fn readiness(
     pool: &PgPool,
     client: &async_nats::Client,
     stream: &jetstream::stream::Stream,
+    subjects: &shared::subjects::Subjects,
     progress: &Progress,
 ) -> Readiness {
     let (stream, progress, lag_pool) = (stream.clone(), progress.clone(), pool.clone());
+    let subjects = subjects.clone();
     connectivity(["projector_postgres", "projector_nats"], pool, client).with(
         "projector_lag",
         move || {
             let (stream, progress, pool) = (stream.clone(), progress.clone(), lag_pool.clone());
-            async move { lag::measure(&stream, &progress, &pool).await }
+            let subjects = subjects.clone();
+            async move { lag::measure(&stream, &subjects, &progress, &pool).await }
         },
     )
 }
@@ -173,7 +181,7 @@ fn describe_metrics() {
     );
     describe_gauge!(
         "projector_stalled",
-        "1 while messages wait and nothing was applied for PROJECTOR_STALL_SECONDS"
+        "1 while a partition's messages wait and nothing of it was applied for PROJECTOR_STALL_SECONDS"
     );
     describe_histogram!(
         "projector_batch_duration_seconds",
@@ -183,14 +191,29 @@ fn describe_metrics() {
         "projector_retries_total",
         "Outages (NATS or PostgreSQL) that sent the consumer back to its checkpoint"
     );
-    describe_gauge!("projector_lag_messages", "Log messages not yet applied");
+    describe_gauge!(
+        "projector_lag_messages",
+        "Log messages not yet applied, every partition's summed"
+    );
+    describe_gauge!(
+        "projector_partition_lag_messages",
+        "Log messages of a partition this process holds after its last committed chunk"
+    );
+    describe_gauge!(
+        "projector_partitions_held",
+        "Partitions of the log this process holds and consumes"
+    );
     describe_gauge!(
         "projector_leader",
-        "1 while this instance is the active projector"
+        "1 while this process holds any partition of the log"
     );
     describe_gauge!(
         "projector_applied_sequence",
-        "Last stream sequence committed"
+        "The lowest checkpoint of any partition (every message up to it is applied)"
+    );
+    describe_gauge!(
+        "projector_partition_applied_sequence",
+        "Last stream sequence committed in a partition this process holds"
     );
 }
 

@@ -158,3 +158,46 @@ pub async fn check_event_stream(stream: &mut Stream, log: &EventLogConfig) -> an
     log.check(&info.config)?;
     Ok(event_log::partitions_of(&info.config).unwrap_or(log.partitions))
 }
+
+/// The last stream sequence each partition's reader has to reach to have read everything in
+/// the log now (index = partition): the later of its own last message and the last legacy
+/// message (every partition's reader reads the legacy form). 0 for a partition with nothing
+/// to read. A reader is caught up when its checkpoints are at its head or past it; comparing
+/// them with the stream's last sequence instead would wait forever on a partition whose
+/// accounts wrote nothing lately.
+pub async fn partition_heads(
+    stream: &Stream,
+    subjects: &crate::subjects::Subjects,
+) -> anyhow::Result<Vec<u64>> {
+    // The legacy filter is in every partition's list: asked once.
+    let mut last_on: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    let mut heads = Vec::with_capacity(usize::from(subjects.partitions()));
+    for partition in 0..subjects.partitions() {
+        let mut head = 0;
+        for filter in subjects.partition_events(partition) {
+            let last = match last_on.get(&filter) {
+                Some(last) => *last,
+                None => {
+                    let last = last_sequence_of(stream, &filter).await?;
+                    last_on.insert(filter, last);
+                    last
+                }
+            };
+            head = head.max(last);
+        }
+        heads.push(head);
+    }
+    Ok(heads)
+}
+
+/// The sequence of the last message on `filter` (wildcards allowed), 0 when there is none.
+async fn last_sequence_of(stream: &Stream, filter: &str) -> anyhow::Result<u64> {
+    use async_nats::jetstream::stream::LastRawMessageErrorKind;
+    match stream.get_last_raw_message_by_subject(filter).await {
+        Ok(message) => Ok(message.sequence),
+        Err(error) if error.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(0),
+        Err(error) => {
+            Err(anyhow::Error::new(error).context(format!("reading the last message on {filter}")))
+        }
+    }
+}

@@ -23,6 +23,7 @@ mod isolation;
 mod keys;
 mod member;
 mod notes;
+mod partitions_upgrade;
 mod player_search;
 mod players;
 mod players_page;

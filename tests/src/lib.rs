@@ -53,10 +53,20 @@ impl TestStack {
     pub async fn start_with(
         configure: impl FnOnce(shared::config::Vars) -> shared::config::Vars,
     ) -> anyhow::Result<TestStack> {
-        shared::telemetry::init_test_tracing();
         let nats = NatsServer::start().await?;
         let db = TestDb::create().await?;
-        let event_log = private_event_log();
+        TestStack::start_on(nats, db, private_event_log(), configure).await
+    }
+
+    /// Like [`TestStack::start_with`], on a nats-server, database and event log the test
+    /// prepared (a stream made the way an older version made it, say).
+    pub async fn start_on(
+        nats: NatsServer,
+        db: TestDb,
+        event_log: EventLogConfig,
+        configure: impl FnOnce(shared::config::Vars) -> shared::config::Vars,
+    ) -> anyhow::Result<TestStack> {
+        shared::telemetry::init_test_tracing();
         let vars = configure(
             test_vars(&nats.url())
                 .with_event_log(&event_log)
@@ -97,25 +107,13 @@ impl TestStack {
     /// it spends no rate-limit quota.
     pub async fn projected(&self) -> anyhow::Result<()> {
         let client = async_nats::connect(self.nats.url()).await?;
-        let mut stream = async_nats::jetstream::new(client)
+        let stream = async_nats::jetstream::new(client)
             .get_stream(&self.event_log.stream)
             .await?;
-        let last = i64::try_from(stream.info().await?.state.last_sequence)?;
-        let caught_up = eventually(Duration::from_secs(15), || async {
-            let applied: Option<i64> =
-                sqlx::query_scalar("SELECT min(last_sequence) FROM projection_checkpoints")
-                    .fetch_one(&self.db.pool)
-                    .await
-                    .ok()
-                    .flatten();
-            applied.filter(|applied| *applied >= last)
-        })
-        .await;
-        anyhow::ensure!(
-            caught_up.is_some(),
-            "the projector did not reach sequence {last} within 15 s"
-        );
-        Ok(())
+        // The test's configuration made the stream, so its partitions are the stream's.
+        let subjects = self.event_log.subjects();
+        test_support::wait_caught_up(&self.db.pool, &stream, &subjects, Duration::from_secs(15))
+            .await
     }
 
     /// Sends a request with a key and a JSON body; returns the status and JSON body.
@@ -154,6 +152,12 @@ impl TestStack {
             .await;
         anyhow::ensure!(status == 201, "create account: {status} {account}");
         let id = account["id"].as_str().unwrap_or_default().to_owned();
+        self.keys_for(id).await
+    }
+
+    /// Issues a plugin and a dashboard key for the existing account `id` through the admin
+    /// API, and waits until both services accept them.
+    pub async fn keys_for(&self, id: String) -> anyhow::Result<TestAccount> {
         let mut keys = Vec::new();
         for kind in ["plugin", "dashboard"] {
             let path = format!("/api/admin/accounts/{id}/keys");

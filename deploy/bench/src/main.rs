@@ -15,6 +15,7 @@ mod e2e;
 mod history;
 mod index_cost;
 mod ingest_load;
+mod partitions;
 mod plan;
 mod player_search;
 mod privacy_cost;
@@ -61,7 +62,9 @@ enum Command {
         /// (live stream, open streams, reads on the large dataset, the dashboard and sign-in)
         /// or `search` (player and chat search, the chat index's cost to the projector) or
         /// `alerts` (plugin write -> signed webhook at a local receiver) or `privacy` (durable
-        /// ingest and projector catch-up with personal fields sealed, against clear).
+        /// ingest and projector catch-up with personal fields sealed, against clear) or
+        /// `partitions` (two projector processes against one on the partitioned log, and the
+        /// mixed tenant: one account's backlog while another's writes must stay readable).
         /// Targets of the phases not run show as not measured.
         #[arg(long, value_enum)]
         only: Option<run::Phases>,

@@ -79,6 +79,15 @@ pub(crate) struct Plan {
     /// Rounds per side (encryption on and off, alternated) of the privacy phase's ingest load
     /// and of its projector catch-ups.
     pub(crate) privacy_rounds: usize,
+    /// Records in the partition scale-out's own backlog (mixed batches).
+    pub(crate) partition_records: usize,
+    /// Accounts that backlog is spread over (enough for every partition to have work).
+    pub(crate) partition_accounts: usize,
+    /// Catch-ups per side (one projector process, two), alternated; the best of each counts.
+    pub(crate) partition_rounds: usize,
+    /// Records of the busy account's backlog in the mixed-tenant measurement (issue 19's
+    /// target is stated at 1M).
+    pub(crate) mixed_backlog_records: usize,
 }
 
 impl Plan {
@@ -121,6 +130,10 @@ impl Plan {
                 privacy_players: 2_000,
                 privacy_duration: Duration::from_secs(3),
                 privacy_rounds: 1,
+                partition_records: 50_000,
+                partition_accounts: 64,
+                partition_rounds: 1,
+                mixed_backlog_records: 100_000,
             }
         } else {
             Plan {
@@ -162,6 +175,10 @@ impl Plan {
                 privacy_players: 20_000,
                 privacy_duration: Duration::from_secs(10),
                 privacy_rounds: 2,
+                partition_records: 1_000_000,
+                partition_accounts: 64,
+                partition_rounds: 2,
+                mixed_backlog_records: 1_000_000,
             }
         }
     }

@@ -8,7 +8,7 @@ use crate::plan::Plan;
 use crate::report::Report;
 use crate::serve::Service;
 use crate::setup::{Admin, fresh_database};
-use crate::{alerts, privacy_cost, read_phases, search_phases, verdict, write_phases};
+use crate::{alerts, partitions, privacy_cost, read_phases, search_phases, verdict, write_phases};
 use async_nats::jetstream;
 use shared::config::Vars;
 use shared::event_log::EventLogConfig;
@@ -107,6 +107,9 @@ pub(crate) enum Phases {
     /// Issue 18's target alone: durable ingest (and the projector's catch-up) with personal
     /// fields sealed, against the same in clear.
     Privacy,
+    /// Issue 19's partition targets alone: two projector processes against one on the
+    /// partitioned log, and the mixed tenant (one account's backlog, another's writes).
+    Partitions,
 }
 
 /// Prints which phase starts.
@@ -225,6 +228,9 @@ pub(crate) async fn run(
     }
     if matches!(only, None | Some(Phases::Privacy)) {
         privacy_cost::measure(&mut bench).await?;
+    }
+    if matches!(only, None | Some(Phases::Partitions)) {
+        partitions::measure(&mut bench).await?;
     }
     if let Some(phases) = only {
         let phases = format!("{phases:?}").to_lowercase();

@@ -63,6 +63,14 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         crate::privacy_cost::INGEST_OFF,
         0.85,
     );
+    // Issue 19: partitions by account. Two processes share the partitions; one account's
+    // backlog does not hold up another partition's reads.
+    report.ratio_target(
+        "two projector processes >= 1.6 x one on the partitioned log (issue 19)",
+        crate::partitions::TWO,
+        crate::partitions::ONE,
+        1.6,
+    );
     let latency_bounds = [
         ("POST -> live stream p99 <= 50 ms", "post_to_stream", 50.0),
         ("player lookup p99 <= 5 ms", "player_lookup", 5.0),
@@ -102,6 +110,11 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
             "plugin write -> webhook p99 <= 250 ms at 100 notifications/s",
             crate::alerts::NAME,
             250.0,
+        ),
+        (
+            "mixed tenant: a write readable <= 1 s p99 beside a 1M-record backlog (issue 19)",
+            crate::partitions::MIXED_TENANT,
+            1000.0,
         ),
     ];
     for (requirement, name, limit) in latency_bounds {

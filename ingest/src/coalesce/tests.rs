@@ -8,7 +8,7 @@ fn waiting(received_at: DateTime<Utc>, records: usize, payload: &[u8]) -> Waitin
         part: Part {
             account_id: Uuid::nil(),
             kind: RecordKind::Chat,
-            subject: "t.ev.x.chat".into(),
+            subject: "t.part.0.x.chat".into(),
             received_at,
             records,
             client_ids: None,

@@ -8,6 +8,7 @@ mod hardening;
 mod helpers;
 mod key_sync;
 mod log_failures;
+mod partitions;
 mod privacy;
 mod rate_limits;
 mod request_heads;

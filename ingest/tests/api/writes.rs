@@ -3,8 +3,20 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use serde_json::{Value, json};
 use shared::envelope::RecordBatch;
+use shared::subjects::partition_of;
 use std::io::Write;
 use uuid::Uuid;
+
+/// Where the test account's messages go: `<prefix>.part.<partition>.<account>`, spelled out
+/// (not through `Subjects`) so a change of the scheme shows here.
+fn account_subjects(ingest: &TestIngest) -> String {
+    format!(
+        "{}.part.{}.{}",
+        ingest.log.subject_prefix,
+        partition_of(ingest.account_id, ingest.log.partitions),
+        ingest.account_id
+    )
+}
 
 fn one_of_each() -> Vec<(&'static str, &'static str, Value)> {
     vec![
@@ -66,13 +78,7 @@ async fn every_plugin_write_lands_in_the_log_under_its_subject() {
     let log = ingest.decoded_log().await;
     assert_eq!(log.len(), one_of_each().len());
     for ((subject, message), (_, kind, _)) in log.iter().zip(one_of_each()) {
-        assert_eq!(
-            *subject,
-            format!(
-                "{}.ev.{}.{kind}",
-                ingest.log.subject_prefix, ingest.account_id
-            )
-        );
+        assert_eq!(*subject, format!("{}.{kind}", account_subjects(&ingest)));
         assert_eq!(message.account_id, ingest.account_id);
         assert_eq!(message.kind().as_str(), kind);
         assert_eq!(message.batch.len(), 1);
@@ -258,10 +264,7 @@ async fn a_custom_event_is_answered_with_its_id_and_times_and_kept_verbatim() {
     let (subject, message) = &log[0];
     assert_eq!(
         *subject,
-        format!(
-            "{}.ev.{}.custom.crate_opened",
-            ingest.log.subject_prefix, ingest.account_id
-        )
+        format!("{}.custom.crate_opened", account_subjects(&ingest))
     );
     match &message.batch {
         RecordBatch::Custom(events) => {
@@ -297,10 +300,7 @@ async fn a_custom_event_batch_is_split_by_name_into_subjects() {
         .map(|(s, _)| s)
         .collect();
     subjects.sort();
-    let prefix = format!(
-        "{}.ev.{}.custom",
-        ingest.log.subject_prefix, ingest.account_id
-    );
+    let prefix = format!("{}.custom", account_subjects(&ingest));
     assert_eq!(
         subjects,
         [

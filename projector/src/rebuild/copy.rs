@@ -47,10 +47,11 @@ pub(super) async fn drop_leftovers(pool: &PgPool) -> Result<(), sqlx::Error> {
 
 impl TableCopy {
     /// Creates the schema, an empty copy of every table of `models`, and the copy's own
-    /// checkpoints at 0, in one transaction.
+    /// checkpoints at 0 in each of the log's `partitions`, in one transaction.
     pub(super) async fn create(
         pool: &PgPool,
         models: &[&'static dyn ReadModel],
+        partitions: checkpoint::Partition,
     ) -> Result<Self, sqlx::Error> {
         let stamp = chrono::Utc::now().format("%Y%m%d_%H%M%S_%3f");
         let copy = TableCopy {
@@ -71,10 +72,12 @@ impl TableCopy {
         sqlx::query(&format!(
             "INSERT INTO {}.projection_checkpoints
                  (projection, log_partition, last_sequence, updated_at)
-             SELECT name, 0, 0, now() FROM UNNEST($1::text[]) AS t(name)",
+             SELECT name, k, 0, now() FROM UNNEST($1::text[]) AS t(name)
+             CROSS JOIN generate_series(0, $2 - 1) AS k",
             copy.schema
         ))
         .bind(crate::projections::names_of(models))
+        .bind(i32::from(partitions.max(1)))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -99,18 +102,18 @@ impl TableCopy {
         Ok(())
     }
 
-    /// A pool whose unqualified table names resolve to the copy first, then to `public`: the
-    /// `search_path` is a startup option, so every connection of the pool (one per read model
-    /// applying at once, `apply_concurrency`) gets it.
+    /// A pool of `connections` whose unqualified table names resolve to the copy first, then
+    /// to `public`: the `search_path` is a startup option, so every connection of the pool
+    /// gets it.
     pub(super) async fn connect(
         &self,
         database_url: &str,
-        apply_concurrency: usize,
+        connections: u32,
     ) -> Result<PgPool, sqlx::Error> {
         let options = PgConnectOptions::from_str(database_url)?
             .options([("search_path", format!("{},public", self.schema))]);
         PgPoolOptions::new()
-            .max_connections(crate::startup::pool_size(apply_concurrency))
+            .max_connections(connections)
             .connect_with(options)
             .await
     }
@@ -131,12 +134,13 @@ impl TableCopy {
 
     /// Inside the swap transaction (which already holds the models' checkpoint rows): locks
     /// the live tables, moves them to the retired schema, moves the copy into `public` under
-    /// the live tables' index names, and sets the models' checkpoints to `position`.
+    /// the live tables' index names, and sets the models' checkpoints of each partition `k`
+    /// to `positions[k]`, where the copy of that partition stands.
     pub(super) async fn swap_in(
         &self,
         tx: &mut PgConnection,
         names: &[&'static str],
-        position: u64,
+        positions: &[u64],
     ) -> Result<(), sqlx::Error> {
         let live: Vec<String> = self.tables.iter().map(|t| format!("public.{t}")).collect();
         let mut ddl = format!(
@@ -156,12 +160,23 @@ impl TableCopy {
         for table in &self.tables {
             self.keep_index_names(tx, table).await?;
         }
+        let partitions: Vec<i32> = (0..positions.len())
+            .map(|k| i32::try_from(k).unwrap_or(i32::MAX))
+            .collect();
+        let positions: Vec<i64> = positions
+            .iter()
+            .copied()
+            .map(checkpoint::to_column)
+            .collect();
         sqlx::query(
-            "UPDATE public.projection_checkpoints SET last_sequence = $2, updated_at = now()
-             WHERE projection = ANY($1)",
+            "UPDATE public.projection_checkpoints c
+             SET last_sequence = p.at, updated_at = now()
+             FROM UNNEST($2::int[], $3::bigint[]) AS p(k, at)
+             WHERE c.projection = ANY($1) AND c.log_partition = p.k",
         )
         .bind(names)
-        .bind(checkpoint::to_column(position))
+        .bind(partitions)
+        .bind(positions)
         .execute(&mut *tx)
         .await?;
         Ok(())

@@ -3,36 +3,43 @@
 //!
 //! 1. A PostgreSQL advisory lock ([`LOCK_KEY`]) makes rebuilds one at a time: a second one is
 //!    refused at once with [`RebuildError::AlreadyRunning`].
-//! 2. The copy is filled by the same path as the live projector (each model in its own
-//!    transaction, concurrently: [`projections::Applier`]), in its own schema with its own
-//!    checkpoints ([`copy`]), so reads of the live tables never see it.
-//!    Personal fields are opened with the keys as they are now: what was erased, or left
-//!    retention, replays as erased.
-//! 3. Once the copy has reached the live checkpoint, one transaction takes the models' rows of
-//!    `projection_checkpoints` `FOR UPDATE` — the lock every live model's transaction takes
-//!    first, so the live projector pauses those models between two chunks — applies the last few messages the live
-//!    projector committed meanwhile, takes `ACCESS EXCLUSIVE` locks on the live tables, moves
-//!    them out and the copy in, and sets the models' checkpoints to the copy's position.
-//!    Readers wait for that transaction (milliseconds) instead of failing, and resolve the
-//!    table names again afterwards. The live projector's next chunk reads the moved
-//!    checkpoints and skips, per model, what the copy already holds.
+//! 2. The copy is filled per partition of the log ([`shared::subjects`]): each partition has
+//!    its own ordered consumer from the first message ([`partition`]) and its own checkpoints
+//!    in the copy, and the partitions replay concurrently, by the same path as the live
+//!    projector (each model in its own transaction: [`projections::Applier`]), with at most
+//!    `PROJECTOR_APPLY_CONCURRENCY` model transactions, and as many partitions applying a
+//!    chunk, at once ([`replay::partitions_at_once`]). The copy lives in its own schema
+//!    ([`copy`]), so reads of the live tables never see it. Personal fields are opened with
+//!    the keys as they are now: what was erased, or left retention, replays as erased.
+//! 3. Once every partition of the copy has reached its live checkpoints (an idle partition's
+//!    may stand past its last message, at the stream's end: [`partition::cover_idle`]), one
+//!    transaction ([`swap`]) takes the models' rows of `projection_checkpoints` in every
+//!    partition `FOR UPDATE` (the lock every live model's transaction takes first, so the
+//!    live projector pauses those models between two chunks), applies to each partition of
+//!    the copy the last few messages the live projector committed meanwhile, takes
+//!    `ACCESS EXCLUSIVE` locks on the live tables, moves them out and the copy in, and sets
+//!    each partition's checkpoints to where that partition of the copy stands. Readers wait
+//!    for that transaction (milliseconds) instead of failing, and resolve the table names
+//!    again afterwards. The live projector's next chunk of each partition reads the moved
+//!    checkpoints and skips, per model, what the copy already holds. A failure or an
+//!    interruption before the commit leaves the live tables and checkpoints as they were.
 
 mod copy;
+mod partition;
 mod replay;
+mod swap;
 
 use crate::checkpoint;
 use crate::config::Config;
 use crate::error::ProjectorError;
 use crate::projections::{self, ReadModel};
 use anyhow::Context;
-use async_nats::jetstream::consumer::DeliverPolicy;
-use async_nats::jetstream::consumer::pull::OrderedConfig;
 use copy::TableCopy;
-use futures::{Stream, StreamExt};
-use replay::{Chunk, Replay, progress_bar};
+use partition::PartitionReplay;
+use replay::Replay;
 use shared::privacy::Keyring;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{Connection, Executor, PgConnection, PgPool};
+use sqlx::{Connection, PgConnection, PgPool};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -40,10 +47,6 @@ use tokio_util::sync::CancellationToken;
 pub const LOCK_KEY: i64 = 0x5752_444E_5242_4C44;
 /// How often the replay checks whether it has caught up with the live projector.
 const CATCH_UP_CHECK: Duration = Duration::from_millis(200);
-/// How long the swap may wait for the live projector's last chunk and the readers.
-const SWAP_LOCK_TIMEOUT: &str = "5s";
-/// How long the swap may spend applying what the live projector committed meanwhile.
-const SWAP_CATCH_UP: Duration = Duration::from_secs(10);
 
 /// Why a rebuild did not start.
 #[derive(Debug, thiserror::Error)]
@@ -70,8 +73,11 @@ pub struct RebuildOptions {
 pub struct RebuildReport {
     /// The read models swapped in.
     pub models: Vec<&'static dyn ReadModel>,
-    /// The stream sequence the swapped-in tables stand at.
+    /// The highest stream sequence the swapped-in tables hold (of any partition).
     pub last_sequence: u64,
+    /// Where the swapped-in tables stand in each partition of the log (its checkpoints), by
+    /// partition.
+    pub positions: Vec<u64>,
     /// How long the whole rebuild took.
     pub elapsed: Duration,
     /// How long the swap transaction held its locks.
@@ -113,24 +119,26 @@ pub async fn rebuild(
     let partitions = open_log(config).await?.0.subjects.partitions();
     checkpoint::ensure(&pool, &projections::names_of(&models), partitions).await?;
     copy::drop_leftovers(&pool).await?;
-    let copy = TableCopy::create(&pool, &models).await?;
-    tracing::info!(schema = %copy.schema, models = ?names(&models), "rebuilding");
+    let copy = TableCopy::create(&pool, &models, partitions).await?;
+    tracing::info!(schema = %copy.schema, models = ?names(&models), partitions, "rebuilding");
 
     let result = replay_and_swap(config, options, &models, &pool, &copy, &shutdown).await;
     if let Err(error) = copy.drop(&pool).await {
         tracing::warn!(%error, schema = %copy.schema, "could not drop the rebuild's schemas");
     }
-    let (last_sequence, swap) = result?;
+    let (positions, swap) = result?;
     guard.close().await?;
     Ok(RebuildReport {
         models,
-        last_sequence,
+        last_sequence: positions.iter().copied().max().unwrap_or(0),
+        positions,
         elapsed: started.elapsed(),
         swap,
     })
 }
 
-/// Fills the copy from the log and swaps it in; returns its position and the swap's duration.
+/// Fills the copy from every partition of the log at once and swaps it in; returns where
+/// each partition of it stands and the swap's duration.
 async fn replay_and_swap(
     config: &Config,
     options: &RebuildOptions,
@@ -138,135 +146,104 @@ async fn replay_and_swap(
     pool: &PgPool,
     copy: &TableCopy,
     shutdown: &CancellationToken,
-) -> anyhow::Result<(u64, Duration)> {
-    let copy_pool = copy
-        .connect(&config.database_url, config.apply_concurrency)
-        .await?;
+) -> anyhow::Result<(Vec<u64>, Duration)> {
     let (shared::nats::EventStream { stream, subjects }, keyring) = open_log(config).await?;
+    let connections = replay::pool_size(config.apply_concurrency, subjects.partitions());
+    let copy_pool = copy.connect(&config.database_url, connections).await?;
     // Keys destroyed while the replay runs (an erasure, the retention sweep) leave its cache
     // at once: the copy never brings back what the live tables lost meanwhile.
     let keys_watched = shutdown.child_token();
     let _watch = keyring.spawn_watch(keys_watched.clone());
     let _stop_keys = keys_watched.drop_guard();
-    let messages = stream
-        .create_consumer(OrderedConfig {
-            filter_subjects: subjects.partition_events(0),
-            deliver_policy: DeliverPolicy::All,
-            max_expires: Duration::from_secs(5),
-            ..Default::default()
-        })
-        .await
-        .map_err(ProjectorError::event_log)?
-        .messages()
-        .await
-        .map_err(ProjectorError::event_log)?;
-    let chunks = tokio_stream::StreamExt::chunks_timeout(
-        messages,
-        config.batch_max.max(1),
-        config.batch_wait,
-    );
-    tokio::pin!(chunks);
-    let mut replay = Replay {
-        pool: &copy_pool,
-        keyring: &keyring,
+    let mut partitions = Vec::with_capacity(usize::from(subjects.partitions()));
+    for partition in 0..subjects.partitions() {
+        partitions.push(PartitionReplay::open(&stream, &subjects, partition, config).await?);
+    }
+    let replay = Replay::new(
+        &copy_pool,
+        &keyring,
         models,
-        concurrency: config.apply_concurrency.max(1),
-        position: 0,
-        subjects: &subjects,
-        bar: progress_bar(options.progress_bar),
-        logged_at: Instant::now(),
-    };
+        &subjects,
+        config.apply_concurrency,
+        options.progress_bar,
+    );
     let names = projections::names_of(models);
-    let mut check = tokio::time::interval(CATCH_UP_CHECK);
     loop {
-        // The select only picks what happens next; the work happens outside it.
-        let step = tokio::select! {
+        // Every partition fills the copy until each has reached its live checkpoints.
+        let pause = CancellationToken::new();
+        let fills = futures::future::try_join_all(
+            partitions
+                .iter_mut()
+                .map(|reader| reader.fill(&replay, &pause)),
+        );
+        let watched = watch(&replay, &stream, pool, &names, &pause);
+        // The select only picks what happens next; the work happens outside it. An
+        // interruption wins over a copy caught up again (after a swap that timed out).
+        tokio::select! {
+            biased;
             () = shutdown.cancelled() => anyhow::bail!("the rebuild was interrupted"),
-            chunk = chunks.next() => Step::Apply(chunk.context("the event log's consumer ended")?),
-            _ = check.tick() => Step::Check,
-        };
-        match step {
-            Step::Apply(chunk) => replay.apply(chunk).await?,
-            Step::Check => {
-                let info = stream
-                    .clone()
-                    .get_info()
-                    .await
-                    .map_err(ProjectorError::event_log)?;
-                replay.report(info.state.last_sequence);
-                if replay.position < live_position(pool, &names).await? {
-                    continue;
-                }
-                // The copy swaps in nothing past retention: the same sweep as the live
-                // projector's, on the copy's tables (its pool resolves them to the copy).
-                let tables: Vec<&str> = models.iter().flat_map(|m| m.tables()).copied().collect();
-                crate::retention::sweep_tables(&copy_pool, &keyring, chrono::Utc::now(), &tables)
-                    .await
-                    .context("sweeping the copy for retention")?;
-                copy.vacuum_analyze(pool).await?;
-                let swap_started = Instant::now();
-                match swap(pool, copy, &names, &mut replay, &mut chunks).await {
-                    Ok(()) => {
-                        replay.bar.finish();
-                        let swap = swap_started.elapsed();
-                        tracing::info!(
-                            position = replay.position,
-                            swap_ms = swap.as_millis() as u64,
-                            "rebuilt tables swapped in"
-                        );
-                        return Ok((replay.position, swap));
-                    }
-                    Err(error) if is_lock_timeout(&error) => {
-                        tracing::warn!("the swap waited too long for its locks; trying again");
-                    }
-                    Err(error) => return Err(error),
-                }
+            filled = async { tokio::try_join!(fills, watched) } => { filled?; }
+        }
+        // The copy swaps in nothing past retention: the same sweep as the live
+        // projector's, on the copy's tables (its pool resolves them to the copy).
+        let tables: Vec<&str> = models.iter().flat_map(|m| m.tables()).copied().collect();
+        crate::retention::sweep_tables(&copy_pool, &keyring, chrono::Utc::now(), &tables)
+            .await
+            .context("sweeping the copy for retention")?;
+        copy.vacuum_analyze(pool).await?;
+        let swap_started = Instant::now();
+        match swap::swap(pool, copy, &names, &replay, &mut partitions, &stream).await {
+            Ok(()) => {
+                replay.finish();
+                let swap = swap_started.elapsed();
+                let positions = replay.positions();
+                tracing::info!(
+                    positions = ?positions,
+                    swap_ms = swap.as_millis() as u64,
+                    "rebuilt tables swapped in"
+                );
+                return Ok((positions, swap));
             }
+            Err(error) if is_lock_timeout(&error) => {
+                tracing::warn!("the swap waited too long for its locks; trying again");
+            }
+            Err(error) => return Err(error),
         }
     }
 }
 
-/// What the replay loop does next.
-enum Step {
-    Apply(Chunk),
-    Check,
-}
-
-/// The swap transaction (see the module docs).
-async fn swap(
+/// Reports progress until every partition of the copy has reached the live checkpoints of
+/// its partition, then pauses the replay (`pause`) for the swap.
+async fn watch(
+    replay: &Replay<'_>,
+    stream: &async_nats::jetstream::stream::Stream,
     pool: &PgPool,
-    copy: &TableCopy,
     names: &[&'static str],
-    replay: &mut Replay<'_>,
-    chunks: &mut (impl Stream<Item = Chunk> + Unpin),
+    pause: &CancellationToken,
 ) -> anyhow::Result<()> {
-    let mut tx = pool.begin().await?;
-    let set_timeout = format!("SET LOCAL lock_timeout = '{SWAP_LOCK_TIMEOUT}'");
-    (&mut *tx).execute(set_timeout.as_str()).await?;
-    let live = checkpoint::lock(&mut tx, names, 0).await?;
-    let live = live.into_iter().max().unwrap_or(0);
-    let deadline = tokio::time::Instant::now() + SWAP_CATCH_UP;
-    while replay.position < live {
-        let chunk = tokio::time::timeout_at(deadline, chunks.next())
+    let mut check = tokio::time::interval(CATCH_UP_CHECK);
+    loop {
+        check.tick().await;
+        // Read before the partitions' last messages (see `partition::cover_idle`).
+        let info = stream
+            .clone()
+            .get_info()
             .await
-            .context("the swap could not catch up with the live projector in time")?
-            .context("the event log's consumer ended")?;
-        replay.apply(chunk).await?;
+            .map_err(ProjectorError::event_log)?;
+        let end = info.state.last_sequence;
+        replay.report(info.state.messages, end);
+        let live = swap::live_positions(pool, names).await?;
+        for (partition, at) in &live {
+            // A partition still reading its backlog is not asked where it ends.
+            if replay.position(*partition) < *at && replay.drained(*partition) {
+                partition::cover_idle(replay, stream, *partition, end).await?;
+            }
+        }
+        if replay.caught_up(&live) {
+            pause.cancel();
+            return Ok(());
+        }
     }
-    copy.swap_in(&mut tx, names, replay.position).await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// The highest live checkpoint among `names`: the copy must reach it before the swap.
-async fn live_position(pool: &PgPool, names: &[&'static str]) -> Result<u64, sqlx::Error> {
-    let live: Option<i64> = sqlx::query_scalar(
-        "SELECT max(last_sequence) FROM public.projection_checkpoints WHERE projection = ANY($1)",
-    )
-    .bind(names)
-    .fetch_one(pool)
-    .await?;
-    Ok(u64::try_from(live.unwrap_or(0)).unwrap_or(0))
 }
 
 /// The event stream, and the keyring that opens its personal fields.

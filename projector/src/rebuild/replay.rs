@@ -1,76 +1,216 @@
-//! The replay's side of a rebuild: applying the log to the copy, and showing how far it got.
+//! The replay's side of a rebuild: applying each partition of the log to the copy, and
+//! showing how far it got.
 
+use crate::checkpoint::Partition;
 use crate::error::ProjectorError;
 use crate::projections::{self, Delivered, ReadModel};
 use async_nats::jetstream::consumer::pull::OrderedError;
 use indicatif::{ProgressBar, ProgressStyle};
 use shared::privacy::Keyring;
+use shared::subjects::Subjects;
 use sqlx::PgPool;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
-/// A chunk of the log as the ordered consumer delivers it.
+/// A chunk of one partition as its ordered consumer delivers it.
 pub(super) type Chunk = Vec<Result<async_nats::jetstream::Message, OrderedError>>;
 
-/// The replay's state: where the copy stands and how it is shown.
+/// How often progress is logged when there is no bar.
+const LOG_EVERY: Duration = Duration::from_secs(5);
+
+/// What every partition's replay shares: where the copy is, and where each partition of it
+/// stands.
 pub(super) struct Replay<'a> {
     pub(super) pool: &'a PgPool,
     /// Opens the personal fields of each chunk.
     pub(super) keyring: &'a Keyring,
     pub(super) models: &'a [&'static dyn ReadModel],
-    /// Read models applying a chunk at once (the copy's pool holds that many connections).
-    pub(super) concurrency: usize,
-    pub(super) position: u64,
     /// The log's subjects (the partition of each message).
-    pub(super) subjects: &'a shared::subjects::Subjects,
-    pub(super) bar: ProgressBar,
-    pub(super) logged_at: Instant,
+    pub(super) subjects: &'a Subjects,
+    /// One per model transaction at once, shared by every partition: the whole replay runs
+    /// at most `PROJECTOR_APPLY_CONCURRENCY` of them.
+    slots: Semaphore,
+    /// One per partition applying a chunk ([`partitions_at_once`]): bounds the chunks decoded
+    /// at once, and the connections they take beside their models' transactions (the
+    /// checkpoint floor, parking what no model can read).
+    chunks: Semaphore,
+    /// The stream sequence each partition of the copy stands at: its last message applied,
+    /// or the stream's end when it holds every message of the partition up to it.
+    positions: Vec<AtomicU64>,
+    /// Whether each partition's consumer may have delivered every message it has: unknown
+    /// (true) until a chunk says the consumer still had messages waiting after it. Only
+    /// these partitions are looked up to be covered up to the stream's end.
+    drained: Vec<AtomicBool>,
+    /// Messages applied, every partition together (each message is one partition's).
+    applied: AtomicU64,
+    bar: ProgressBar,
+    logged_at: Mutex<Instant>,
 }
 
-impl Replay<'_> {
-    /// Applies one chunk of the log to the copy; a broken delivery fails the rebuild.
-    pub(super) async fn apply(&mut self, chunk: Chunk) -> anyhow::Result<()> {
+/// Partitions applying a chunk at once: as many as there are transaction slots, so each can
+/// keep one busy, and no more (a log of 1,024 partitions does not decode 1,024 chunks at once).
+pub(super) fn partitions_at_once(apply_concurrency: usize, partitions: Partition) -> usize {
+    apply_concurrency.max(1).min(usize::from(partitions.max(1)))
+}
+
+/// Connections of the copy's pool: the live projector's for the same concurrency, and one per
+/// partition applying a chunk at once.
+pub(super) fn pool_size(apply_concurrency: usize, partitions: Partition) -> u32 {
+    let at_once = u32::try_from(partitions_at_once(apply_concurrency, partitions)).unwrap_or(1);
+    crate::startup::pool_size(apply_concurrency.max(1)).saturating_add(at_once)
+}
+
+impl<'a> Replay<'a> {
+    /// A replay of `models` into the copy `pool` from a log of `subjects.partitions()`.
+    pub(super) fn new(
+        pool: &'a PgPool,
+        keyring: &'a Keyring,
+        models: &'a [&'static dyn ReadModel],
+        subjects: &'a Subjects,
+        apply_concurrency: usize,
+        progress_bar: bool,
+    ) -> Self {
+        Replay {
+            pool,
+            keyring,
+            models,
+            subjects,
+            slots: Semaphore::new(apply_concurrency.max(1)),
+            chunks: Semaphore::new(partitions_at_once(apply_concurrency, subjects.partitions())),
+            positions: (0..subjects.partitions())
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            drained: (0..subjects.partitions())
+                .map(|_| AtomicBool::new(true))
+                .collect(),
+            applied: AtomicU64::new(0),
+            bar: make_progress_bar(progress_bar),
+            logged_at: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Where the copy of `partition` stands.
+    pub(super) fn position(&self, partition: Partition) -> u64 {
+        self.positions
+            .get(usize::from(partition))
+            .map_or(0, |p| p.load(Ordering::Acquire))
+    }
+
+    /// Moves `partition`'s position to `end`: the copy holds every message of the partition
+    /// up to it ([`super::partition::cover_idle`]).
+    pub(super) fn cover(&self, partition: Partition, end: u64) {
+        if let Some(position) = self.positions.get(usize::from(partition)) {
+            position.fetch_max(end, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether `partition`'s consumer may hold nothing more to deliver (see `drained`).
+    pub(super) fn drained(&self, partition: Partition) -> bool {
+        self.drained
+            .get(usize::from(partition))
+            .is_some_and(|d| d.load(Ordering::Acquire))
+    }
+
+    /// Where every partition of the copy stands, by partition.
+    pub(super) fn positions(&self) -> Vec<u64> {
+        self.positions
+            .iter()
+            .map(|p| p.load(Ordering::Acquire))
+            .collect()
+    }
+
+    /// Whether every partition of the copy holds what the live checkpoints hold (`live`: the
+    /// highest live checkpoint of each partition; a partition not in it has none, and one
+    /// the log does not have is no partition's to reach).
+    pub(super) fn caught_up(&self, live: &[(Partition, u64)]) -> bool {
+        live.iter().all(|(partition, at)| {
+            self.positions
+                .get(usize::from(*partition))
+                .is_none_or(|p| p.load(Ordering::Acquire) >= *at)
+        })
+    }
+
+    /// Applies one chunk of `partition` to the copy; a broken delivery fails the rebuild.
+    pub(super) async fn apply(&self, partition: Partition, chunk: Chunk) -> anyhow::Result<()> {
         let mut delivered = Vec::with_capacity(chunk.len());
+        let mut waiting = 0;
         for message in chunk {
             let message = message.map_err(ProjectorError::event_log)?;
             let info = message.info().map_err(ProjectorError::event_log)?;
+            waiting = info.pending;
             delivered.push(Delivered {
                 stream_sequence: info.stream_sequence,
                 subject: message.subject.to_string(),
                 payload: message.payload.clone(),
             });
         }
+        let _applying = self
+            .chunks
+            .acquire()
+            .await
+            .map_err(|_| anyhow::anyhow!("the rebuild's chunk permits were closed"))?;
         // The live projector's path: each model in its own transaction on the copy's pool,
-        // every connection of which puts the copy's schema first on its search_path.
+        // every connection of which puts the copy's schema first on its search_path, with
+        // the checkpoints of this partition (another partition's legacy messages are left
+        // out, and its checkpoints still move past them). The slots are every partition's.
         let applier = projections::Applier {
             pool: self.pool,
             keyring: self.keyring,
-            concurrency: self.concurrency,
-            partition: 0,
+            concurrency: 1,
+            slots: Some(&self.slots),
+            partition,
             subjects: self.subjects,
         };
         let outcome = applier.apply_chunk(&delivered, self.models).await?;
-        self.position = self.position.max(outcome.last_sequence);
-        self.bar.set_position(self.position);
+        let own = delivered
+            .iter()
+            .filter(|d| self.subjects.partition_of_subject(&d.subject) == partition)
+            .count() as u64;
+        if let Some(position) = self.positions.get(usize::from(partition)) {
+            position.fetch_max(outcome.last_sequence, Ordering::AcqRel);
+        }
+        if let Some(drained) = self.drained.get(usize::from(partition)) {
+            drained.store(waiting == 0, Ordering::Release);
+        }
+        let applied = self.applied.fetch_add(own, Ordering::AcqRel) + own;
+        self.bar.set_position(applied);
         Ok(())
     }
 
-    /// Updates the bar's length to the stream's end, and logs progress when there is no bar.
-    pub(super) fn report(&mut self, stream_last: u64) {
-        self.bar.set_length(stream_last.max(self.position));
-        if self.bar.is_hidden() && self.logged_at.elapsed() >= Duration::from_secs(5) {
-            self.logged_at = Instant::now();
+    /// Updates the bar's length to the stream's messages, and logs progress when there is no
+    /// bar.
+    pub(super) fn report(&self, stream_messages: u64, stream_last: u64) {
+        let applied = self.applied.load(Ordering::Acquire);
+        self.bar.set_length(stream_messages.max(applied));
+        if !self.bar.is_hidden() {
+            return;
+        }
+        let Ok(mut logged_at) = self.logged_at.lock() else {
+            return;
+        };
+        if logged_at.elapsed() >= LOG_EVERY {
+            *logged_at = Instant::now();
             tracing::info!(
-                position = self.position,
+                applied,
+                stream_messages,
                 stream_last_sequence = stream_last,
+                partitions = self.positions.len(),
                 messages_per_second = self.bar.per_sec() as u64,
                 "rebuild progress"
             );
         }
     }
+
+    /// Ends the progress bar.
+    pub(super) fn finish(&self) {
+        self.bar.finish();
+    }
 }
 
 /// A progress bar with rate and ETA, or a hidden one.
-pub(super) fn progress_bar(shown: bool) -> ProgressBar {
+fn make_progress_bar(shown: bool) -> ProgressBar {
     if !shown {
         return ProgressBar::hidden();
     }
@@ -82,4 +222,21 @@ pub(super) fn progress_bar(shown: bool) -> ProgressBar {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{partitions_at_once, pool_size};
+
+    #[test]
+    fn partitions_apply_at_once_up_to_the_apply_concurrency() {
+        assert_eq!(partitions_at_once(4, 8), 4);
+        assert_eq!(partitions_at_once(4, 2), 2);
+        assert_eq!(partitions_at_once(4, 1), 1);
+        assert_eq!(partitions_at_once(0, 0), 1, "zero reads as one");
+        // The live projector's, and one per partition applying at once.
+        let live = crate::startup::pool_size(4);
+        assert_eq!(pool_size(4, 8), live + 4);
+        assert_eq!(pool_size(4, 1), live + 1);
+    }
 }

@@ -16,6 +16,7 @@ mod outages;
 mod parallel_apply;
 mod parked_retry;
 mod parking;
+mod partitions;
 mod player_names;
 mod players;
 mod punishments;

@@ -59,7 +59,13 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
     );
 
     // Not fixed yet: the retry is refused again and the message stays parked.
-    let results = parked::retry(h.pool(), &keyring, Selection::One(refused)).await?;
+    let results = parked::retry(
+        h.pool(),
+        &keyring,
+        &h.config.common.event_log.subjects(),
+        Selection::One(refused),
+    )
+    .await?;
     assert!(
         matches!(&results[..], [(s, Retried::StillRefused(r))] if *s == refused && r.starts_with("sqlstate_23514")),
         "{results:?}"
@@ -68,7 +74,13 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
     sqlx::query("ALTER TABLE chat_messages DROP CONSTRAINT not_forbidden")
         .execute(h.pool())
         .await?;
-    let results = parked::retry(h.pool(), &keyring, Selection::All).await?;
+    let results = parked::retry(
+        h.pool(),
+        &keyring,
+        &h.config.common.event_log.subjects(),
+        Selection::All,
+    )
+    .await?;
     assert_eq!(results[0], (refused, Retried::Applied));
     assert!(
         matches!(&results[1], (s, Retried::StillRefused(r)) if *s == nul && r.starts_with("sqlstate_22021")),
@@ -97,7 +109,13 @@ async fn a_refused_message_is_applied_after_the_fix_and_the_others_stay_parked()
     let left: Vec<i64> = parked(h.pool()).await?.iter().map(|p| p.0).collect();
     assert_eq!(left, [nul as i64, garbage as i64]);
     // Retrying what is no longer parked changes nothing.
-    let again = parked::retry(h.pool(), &keyring, Selection::One(refused)).await?;
+    let again = parked::retry(
+        h.pool(),
+        &keyring,
+        &h.config.common.event_log.subjects(),
+        Selection::One(refused),
+    )
+    .await?;
     assert_eq!(again, [(refused, Retried::NotParked)]);
     Ok(())
 }
@@ -140,7 +158,13 @@ async fn a_message_one_model_refused_is_parked_and_retried_for_that_model_only()
     )
     .execute(h.pool())
     .await?;
-    let results = parked::retry(h.pool(), &keyring, Selection::All).await?;
+    let results = parked::retry(
+        h.pool(),
+        &keyring,
+        &h.config.common.event_log.subjects(),
+        Selection::All,
+    )
+    .await?;
     assert_eq!(results, [(refused, Retried::Applied)]);
     let lines: Vec<String> =
         sqlx::query_scalar("SELECT message FROM chat_messages WHERE account_id = $1")

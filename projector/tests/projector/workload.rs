@@ -41,14 +41,28 @@ pub(crate) struct Ledger {
 impl Workload {
     /// A workload for one fresh account of 20 players on 3 servers.
     pub(crate) fn new() -> Workload {
+        Workload::for_account(Uuid::now_v7())
+    }
+
+    /// A workload for `account`, of 20 players on 3 servers.
+    pub(crate) fn for_account(account: Uuid) -> Workload {
         Workload {
-            account: Uuid::now_v7(),
+            account,
             players: (0..20).map(|_| Uuid::new_v4()).collect(),
             servers: (0..3).map(|_| Uuid::new_v4()).collect(),
             base: Utc::now() - Duration::minutes(50),
             index: 0,
             ledger: Ledger::default(),
         }
+    }
+
+    /// The partition of its account's messages in the harness's log.
+    pub(crate) fn partition(&self, h: &Harness) -> u16 {
+        h.config
+            .common
+            .event_log
+            .subjects()
+            .partition_of(self.account)
     }
 
     /// Publishes log messages until at least `records` more records are acknowledged.
@@ -167,6 +181,19 @@ impl Workload {
     }
 }
 
+/// One workload per partition of the harness's log, each for a fresh account of that partition.
+pub(crate) fn one_per_partition(h: &Harness) -> Vec<Workload> {
+    let subjects = h.config.common.event_log.subjects();
+    (0..subjects.partitions())
+        .map(|partition| {
+            let account = std::iter::repeat_with(Uuid::now_v7)
+                .find(|account| subjects.partition_of(*account) == partition)
+                .unwrap_or_else(Uuid::now_v7);
+            Workload::for_account(account)
+        })
+        .collect()
+}
+
 /// A batch of records of kind `T` from their JSON, each with a fresh id.
 fn batch<T: PluginRecord + serde::de::DeserializeOwned>(records: Vec<Value>) -> RecordBatch {
     T::into_batch(
@@ -204,6 +231,20 @@ pub(crate) async fn checkpoints(pool: &PgPool) -> anyhow::Result<Vec<(String, i6
             .fetch_all(pool)
             .await?,
     )
+}
+
+/// The checkpoints of one partition, by read model.
+pub(crate) async fn checkpoints_in(
+    pool: &PgPool,
+    partition: u16,
+) -> anyhow::Result<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT projection, last_sequence FROM projection_checkpoints
+         WHERE log_partition = $1 ORDER BY 1",
+    )
+    .bind(i32::from(partition))
+    .fetch_all(pool)
+    .await?)
 }
 
 /// Folds the harness's stream from scratch into a new database with a fresh projector.

@@ -101,23 +101,26 @@ impl Rig {
         }
     }
 
-    /// The stream's last sequence.
-    pub(crate) async fn stream_last(&self) -> anyhow::Result<u64> {
+    /// The stream's last sequence, and where each partition's reader must get to for
+    /// everything in the log now ([`shared::nats::partition_heads`]).
+    pub(crate) async fn stream_heads(&self) -> anyhow::Result<(u64, Vec<u64>)> {
         let js = jetstream::new(async_nats::connect(&self.nats_url).await?);
-        let mut stream = js
-            .get_stream(&self.projector_config.common.event_log.stream)
-            .await?;
-        Ok(stream.info().await?.state.last_sequence)
+        let log = &self.projector_config.common.event_log;
+        let mut stream = js.get_stream(&log.stream).await?;
+        let last = stream.info().await?.state.last_sequence;
+        // The rig's configuration made the stream, so its partitions are the stream's.
+        let heads = shared::nats::partition_heads(&stream, &log.subjects()).await?;
+        Ok((last, heads))
     }
 
-    /// Folds the stream from scratch into `db` with a fresh projector, up to `last`.
-    pub(crate) async fn fresh_fold(&self, db: &TestDb, last: u64) -> anyhow::Result<()> {
+    /// Folds the stream from scratch into `db` with a fresh projector, up to `heads`.
+    pub(crate) async fn fresh_fold(&self, db: &TestDb, heads: &[u64]) -> anyhow::Result<()> {
         let mut config = self.projector_config.clone();
         config.database_url = db.url.clone().into();
         let projector = Projector::build(&config).await?;
         let stop = CancellationToken::new();
         let task = tokio::spawn(projector.run(stop.clone()));
-        every_checkpoint_at(&db.pool, last).await?;
+        every_checkpoint_at(&db.pool, heads).await?;
         stop.cancel();
         task.await??;
         Ok(())
@@ -164,25 +167,18 @@ pub(crate) fn load(
     (log, handles)
 }
 
-/// Waits (60 s at most) until every checkpoint is at `sequence` or past it.
-pub(crate) async fn every_checkpoint_at(pool: &PgPool, sequence: u64) -> anyhow::Result<()> {
+/// Waits (60 s at most) until every checkpoint of each partition is at that partition's
+/// head (`heads`, from [`Rig::stream_heads`]) or past it.
+pub(crate) async fn every_checkpoint_at(pool: &PgPool, heads: &[u64]) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let lowest: Option<i64> =
-            sqlx::query_scalar("SELECT min(last_sequence) FROM projection_checkpoints")
-                .fetch_one(pool)
-                .await
-                .ok()
-                .flatten();
-        if lowest.is_some_and(|l| l >= sequence as i64) {
-            return Ok(());
-        }
+    while !test_support::caught_up(pool, heads).await.unwrap_or(false) {
         anyhow::ensure!(
             Instant::now() < deadline,
-            "checkpoints never reached {sequence}"
+            "checkpoints never reached the partitions' heads {heads:?}"
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+    Ok(())
 }
 
 /// Fails unless every id of a 2xx answer is stored in `chat_messages` exactly once.

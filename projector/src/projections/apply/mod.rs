@@ -31,6 +31,7 @@ use shared::subjects::Subjects;
 use sqlx::PgPool;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use tokio::sync::Semaphore;
 
 pub(crate) use isolate::apply_isolated;
 
@@ -58,8 +59,13 @@ pub(crate) struct Applier<'a> {
     /// Opens every personal field (a destroyed key's fields read as erased); a keyring error
     /// is an outage, retried from the checkpoint, never parked.
     pub(crate) keyring: &'a Keyring,
-    /// Read models applying at once, at most (`PROJECTOR_APPLY_CONCURRENCY`).
+    /// Read models applying at once, at most (`PROJECTOR_APPLY_CONCURRENCY`), when `slots`
+    /// is `None`.
     pub(crate) concurrency: usize,
+    /// Slots shared with other appliers (the live projector's partitions): each model's
+    /// transaction holds one, so the process never runs more at once than there are slots.
+    /// `None`: this chunk gets `concurrency` slots of its own.
+    pub(crate) slots: Option<&'a Semaphore>,
     /// The partition of the log the chunk comes from: whose checkpoints move, and whose
     /// messages it applies.
     pub(crate) partition: checkpoint::Partition,
@@ -125,7 +131,15 @@ impl Applier<'_> {
         }
         unreadable.retain(|p| newly_parked.contains(&p.stream_sequence));
 
-        let runs = schedule::in_dependency_order(models, self.concurrency, |model| {
+        let own_slots;
+        let slots = match self.slots {
+            Some(shared) => shared,
+            None => {
+                own_slots = Semaphore::new(self.concurrency.max(1));
+                &own_slots
+            }
+        };
+        let runs = schedule::in_dependency_order(models, slots, |model| {
             model::apply_model(self.pool, self.partition, model, &decoded, last_sequence)
         })
         .await;

@@ -1,5 +1,7 @@
-//! Running one job per read model concurrently, at most `concurrency` at a time, each model
-//! after the models it [depends on](ReadModel::depends_on) have finished theirs.
+//! Running one job per read model concurrently, each holding one of a set of slots while it
+//! runs, each model after the models it [depends on](ReadModel::depends_on) have finished
+//! theirs. The live projector shares one set of slots between every partition it consumes, so
+//! `PROJECTOR_APPLY_CONCURRENCY` bounds the transactions of the whole process.
 
 use crate::error::ProjectorError;
 use crate::projections::ReadModel;
@@ -11,17 +13,16 @@ use tokio::sync::{Semaphore, watch};
 /// outside `models` is not waited for (a rebuild or a retry of some models only).
 ///
 /// A model waits for its dependencies before it takes a slot, so waiting never holds one and
-/// any `concurrency` (at least 1) finishes.
+/// any number of slots (at least 1) finishes.
 pub(super) async fn in_dependency_order<T, F, Fut>(
     models: &[&'static dyn ReadModel],
-    concurrency: usize,
+    slots: &Semaphore,
     job: F,
 ) -> Vec<Option<Result<T, ProjectorError>>>
 where
     F: Fn(&'static dyn ReadModel) -> Fut,
     Fut: Future<Output = Result<T, ProjectorError>>,
 {
-    let slots = Semaphore::new(concurrency.max(1));
     // Each model's outcome once it has one: Some(committed).
     let (finished, watchers): (Vec<_>, Vec<_>) =
         models.iter().map(|_| watch::channel(None::<bool>)).unzip();
@@ -34,7 +35,6 @@ where
             .collect();
         // Futures are lazy: nothing of the job runs before it is awaited below.
         let run = job(model);
-        let slots = &slots;
         async move {
             for mut dependency in dependencies {
                 let committed = dependency

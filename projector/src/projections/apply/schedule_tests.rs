@@ -49,7 +49,7 @@ async fn a_model_starts_only_after_its_dependencies_finished() {
         let log = Mutex::new(Vec::new());
         let running = Mutex::new(0usize);
         let most = Mutex::new(0usize);
-        let results = in_dependency_order(&MODELS, concurrency, |model| {
+        let results = in_dependency_order(&MODELS, &Semaphore::new(concurrency), |model| {
             let (log, running, most) = (&log, &running, &most);
             async move {
                 log.lock()
@@ -101,7 +101,7 @@ async fn a_model_starts_only_after_its_dependencies_finished() {
 #[tokio::test]
 async fn a_model_whose_dependency_failed_does_not_run() {
     let ran = Mutex::new(Vec::new());
-    let results = in_dependency_order(&MODELS, 2, |model| {
+    let results = in_dependency_order(&MODELS, &Semaphore::new(2), |model| {
         let ran = &ran;
         async move {
             ran.lock().expect("ran").push(model.name());

@@ -1,6 +1,8 @@
-//! The replay property (issue 3): applying any sequence of log messages, then applying any
-//! prefix of it again (every checkpoint rewound to a random point), leaves every read model
-//! unchanged.
+//! The replay property (issue 3), per partition (issue 19): folding a log partition by
+//! partition (one reader per partition, each with its own checkpoints) gives the same tables
+//! as folding the same log in one partition, in log order; and applying any prefix of each
+//! partition again (each partition's checkpoints rewound to a random point of its own) leaves
+//! every read model unchanged.
 
 mod random_log;
 
@@ -8,38 +10,46 @@ use crate::harness::{DEADLINE, Harness, eventually, table_checksum};
 use proptest::prelude::*;
 use random_log::{Message, Pools, message};
 use shared::envelope::{LogMessage, RecordBatch};
-use shared::records::RecordKind;
 use sqlx::PgPool;
 
-/// Publishes `message` on its subject; returns its stream sequence.
-async fn publish(h: &Harness, message: &LogMessage) -> anyhow::Result<u64> {
+/// The partitions of the log folded per partition (a new stream's default).
+const PARTITIONS: u16 = shared::subjects::DEFAULT_PARTITIONS;
+
+/// Publishes `message` on its subject, in the legacy form when `legacy`; returns its stream
+/// sequence.
+async fn publish(h: &Harness, message: &LogMessage, legacy: bool) -> anyhow::Result<u64> {
     let name = match &message.batch {
         RecordBatch::Custom(records) => records.first().map(|r| r.record.name.clone()),
         _ => None,
     };
-    let kind: RecordKind = message.kind();
-    let subject =
-        h.config
-            .common
-            .event_log
-            .subjects()
-            .for_records(message.account_id, kind, name.as_deref());
+    let (log, account, kind) = (
+        &h.config.common.event_log,
+        message.account_id,
+        message.kind(),
+    );
+    let subject = if legacy {
+        let legacy = format!("{}.ev.{account}.{}", log.subject_prefix, kind.as_str());
+        name.map_or(legacy.clone(), |name| format!("{legacy}.{name}"))
+    } else {
+        log.subjects().for_records(account, kind, name.as_deref())
+    };
     h.publish_raw(subject, message.encode()).await
 }
 
-/// Waits until every read model's checkpoint reaches `sequence`.
-async fn all_caught_up_to(pool: &PgPool, sequence: u64) -> anyhow::Result<()> {
-    eventually(&format!("every checkpoint to reach {sequence}"), || {
-        let pool = pool.clone();
-        async move {
-            let lowest: Option<i64> =
-                sqlx::query_scalar("SELECT min(last_sequence) FROM projection_checkpoints")
-                    .fetch_one(&pool)
-                    .await?;
-            Ok((lowest.unwrap_or(0) >= sequence as i64).then_some(()))
-        }
-    })
-    .await
+/// Waits until every partition's checkpoints reach that partition's head; returns the heads.
+async fn caught_up(h: &Harness) -> anyhow::Result<Vec<u64>> {
+    let stream = h.js.get_stream(&h.config.common.event_log.stream).await?;
+    let subjects = h.config.common.event_log.subjects();
+    let heads = shared::nats::partition_heads(&stream, &subjects).await?;
+    eventually(
+        &format!("every partition's checkpoints at {heads:?}"),
+        || {
+            let (pool, heads) = (h.pool(), &heads);
+            async move { Ok(test_support::caught_up(pool, heads).await?.then_some(())) }
+        },
+    )
+    .await?;
+    Ok(heads)
 }
 
 /// Tables whose models never rewrite a row they already hold (inserts `ON CONFLICT DO NOTHING`,
@@ -85,50 +95,85 @@ async fn checksums(pool: &PgPool) -> anyhow::Result<Vec<TableSum>> {
     Ok(sums)
 }
 
-/// Applies `messages`, rewinds every checkpoint to `rewind` of the way, applies the rest again,
-/// and checks nothing changed.
-async fn applying_a_prefix_again_changes_nothing(
-    messages: Vec<Message>,
-    rewind: f64,
-) -> anyhow::Result<()> {
-    let mut h = Harness::start().await?;
-    let pools = Pools::new();
-    let mut last = 0;
-    for (index, m) in messages.iter().enumerate() {
-        last = publish(&h, &pools.build(index, m)).await?;
-        if m.settle {
-            all_caught_up_to(h.pool(), last).await?;
-        }
-    }
-    all_caught_up_to(h.pool(), last).await?;
-    let before = checksums(h.pool()).await?;
-
-    h.stop_projector().await?;
-    let k = ((last as f64 * rewind) as u64).min(last - 1);
-    sqlx::query("UPDATE projection_checkpoints SET last_sequence = $1")
-        .bind(k as i64)
-        .execute(h.pool())
-        .await?;
-    h.start_projector().await?;
-    all_caught_up_to(h.pool(), last).await?;
-    let after = checksums(h.pool()).await?;
-
-    for (b, a) in before.iter().zip(&after) {
-        let again = format!("applied again from sequence {} of {last}", k + 1);
+/// Fails unless `b` and `a` hold the same values; with `versions`, unless the tables that
+/// never rewrite a row also kept every row version.
+fn ensure_same(b: &[TableSum], a: &[TableSum], versions: bool, what: &str) -> anyhow::Result<()> {
+    for (b, a) in b.iter().zip(a) {
         anyhow::ensure!(
             (b.rows, &b.values) == (a.rows, &a.values),
-            "{} changed when the log was {again}: {} rows before, {} after",
+            "{} differs {what}: {} rows before, {} after",
             b.table,
             b.rows,
             a.rows
         );
         anyhow::ensure!(
-            b.versions == a.versions || !NEVER_REWRITTEN.contains(&b.table),
-            "{} rows were rewritten (same values) when the log was {again}",
+            !versions || b.versions == a.versions || !NEVER_REWRITTEN.contains(&b.table),
+            "{} rows were rewritten (same values) {what}",
             b.table
         );
     }
     Ok(())
+}
+
+/// Folds `messages` per partition and in one partition and compares them, then rewinds each
+/// partition's checkpoints to `rewinds[k]` of the way to its head, applies the rest again,
+/// and checks nothing changed.
+async fn a_partitioned_fold_equals_the_whole_log_and_replays_unchanged(
+    messages: Vec<Message>,
+    rewinds: Vec<f64>,
+) -> anyhow::Result<()> {
+    let pools = Pools::new(PARTITIONS);
+    let mut h = Harness::start_with(|c| c.common.event_log.partitions = PARTITIONS).await?;
+    // The same log in one partition: one reader folds every account's messages in log order.
+    let whole = Harness::start_with(|c| c.common.event_log.partitions = 1).await?;
+    for (index, m) in messages.iter().enumerate() {
+        let message = pools.build(index, m);
+        publish(&h, &message, m.legacy).await?;
+        publish(&whole, &message, m.legacy).await?;
+        if m.settle {
+            caught_up(&h).await?;
+            caught_up(&whole).await?;
+        }
+    }
+    let heads = caught_up(&h).await?;
+    caught_up(&whole).await?;
+    let before = checksums(h.pool()).await?;
+    let in_order = checksums(whole.pool()).await?;
+    ensure_same(
+        &in_order,
+        &before,
+        false,
+        "between the log folded in one partition and per partition",
+    )?;
+    drop(whole);
+
+    h.stop_projector().await?;
+    // Each partition rewound on its own, by at least its last message.
+    let rewound: Vec<i64> = heads
+        .iter()
+        .enumerate()
+        .map(|(k, head)| {
+            let at = (*head as f64 * rewinds[k % rewinds.len()]) as u64;
+            at.min(head.saturating_sub(1)) as i64
+        })
+        .collect();
+    sqlx::query(
+        "UPDATE projection_checkpoints c SET last_sequence = r.at
+         FROM UNNEST($1::bigint[]) WITH ORDINALITY AS r(at, k)
+         WHERE c.log_partition = r.k - 1",
+    )
+    .bind(&rewound)
+    .execute(h.pool())
+    .await?;
+    h.start_projector().await?;
+    caught_up(&h).await?;
+    let after = checksums(h.pool()).await?;
+    ensure_same(
+        &before,
+        &after,
+        true,
+        &format!("when each partition was applied again from {rewound:?} (heads {heads:?})"),
+    )
 }
 
 proptest! {
@@ -140,16 +185,19 @@ proptest! {
     })]
 
     #[test]
-    fn any_prefix_applied_again_leaves_every_read_model_unchanged(
+    fn folded_per_partition_as_in_order_and_any_prefix_again_changes_nothing(
         messages in proptest::collection::vec(message(), 5..40),
-        rewind in prop_oneof![1 => Just(0.0), 3 => 0.0..1.0f64],
+        rewinds in proptest::collection::vec(
+            prop_oneof![1 => Just(0.0), 3 => 0.0..1.0f64],
+            usize::from(PARTITIONS),
+        ),
     ) {
         let runtime = tokio::runtime::Runtime::new()
             .map_err(|e| TestCaseError::fail(format!("tokio runtime: {e}")))?;
         let outcome = runtime.block_on(async {
             tokio::time::timeout(
                 DEADLINE * 2,
-                applying_a_prefix_again_changes_nothing(messages, rewind),
+                a_partitioned_fold_equals_the_whole_log_and_replays_unchanged(messages, rewinds),
             )
             .await
         });

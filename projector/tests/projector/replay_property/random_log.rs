@@ -1,12 +1,17 @@
 //! Random event logs for the replay property: mixed record batches over a small pool of
-//! 2 accounts x 3 players x 2 servers, timed within the last hour.
+//! 3 accounts (each in its own partition of the log) x 3 players x 2 servers, timed within
+//! the last hour, some on the legacy (pre-partition) subjects.
 
 use chrono::{DateTime, Duration, Utc};
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use shared::envelope::{LogMessage, Logged, RecordBatch};
+use std::collections::BTreeMap;
 use uuid::Uuid;
+
+/// Accounts in a case: each in a partition of its own.
+pub(super) const ACCOUNTS: usize = 3;
 
 /// Record ids are drawn from a small pool now and then, so duplicates and revokes by
 /// `punishment_id` meet their targets.
@@ -52,6 +57,10 @@ pub(super) struct Message {
     /// Wait for the projector to apply it before publishing the next: the first pass gets
     /// random chunk boundaries, unlike the replay, which takes the backlog in large chunks.
     pub(super) settle: bool,
+    /// Published on the legacy subject (`<prefix>.ev.<account>.<kind>`), as logs written
+    /// before partitions hold them: every partition's reader gets it, and only the account's
+    /// keeps it.
+    pub(super) legacy: bool,
 }
 
 fn kind() -> impl Strategy<Value = Kind> {
@@ -93,25 +102,27 @@ fn knobs() -> impl Strategy<Value = Knobs> {
 
 pub(super) fn message() -> impl Strategy<Value = Message> {
     (
-        0..2usize,
+        0..ACCOUNTS,
         kind(),
         proptest::collection::vec(knobs(), 1..=3),
         any::<bool>(),
+        proptest::bool::weighted(0.25),
     )
-        .prop_map(|(account, kind, records, settle)| Message {
+        .prop_map(|(account, kind, records, settle, legacy)| Message {
             account,
             kind,
             records,
             settle,
+            legacy,
         })
 }
 
 /// Builds one record's JSON from its knobs, time, server and player.
 type RecordJson<'a> = &'a dyn Fn(&Knobs, DateTime<Utc>, Uuid, Uuid) -> Value;
 
-/// The fixed pools one case draws from: 2 accounts, 3 players, 2 servers, a few record ids.
+/// The fixed pools one case draws from: 3 accounts, 3 players, 2 servers, a few record ids.
 pub(super) struct Pools {
-    accounts: [Uuid; 2],
+    accounts: [Uuid; ACCOUNTS],
     players: [Uuid; 3],
     servers: [Uuid; 2],
     ids: Vec<Uuid>,
@@ -119,10 +130,20 @@ pub(super) struct Pools {
 }
 
 impl Pools {
-    pub(super) fn new() -> Pools {
+    /// Pools whose accounts fall in distinct partitions of a log of `partitions` (at least
+    /// [`ACCOUNTS`]).
+    pub(super) fn new(partitions: u16) -> Pools {
         let id = |_| Uuid::new_v4();
+        let mut by_partition = BTreeMap::new();
+        while by_partition.len() < ACCOUNTS {
+            let account = Uuid::new_v4();
+            by_partition
+                .entry(shared::subjects::partition_of(account, partitions))
+                .or_insert(account);
+        }
+        let mut accounts = by_partition.into_values();
         Pools {
-            accounts: [0; 2].map(id),
+            accounts: [0; ACCOUNTS].map(|_| accounts.next().unwrap_or_else(Uuid::new_v4)),
             players: [0; 3].map(id),
             servers: [0; 2].map(id),
             ids: (0..ID_POOL).map(id).collect(),

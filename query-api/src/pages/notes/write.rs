@@ -1,8 +1,8 @@
 //! `POST /players/{uuid}/notes`: a moderator's note, read from the form, checked with the
 //! record's own rules ([`Note::validate`]), logged to JetStream and audited.
 //!
-//! The note is published on its own subject (`<prefix>.ev.<account>.note`) with its id as
-//! `Nats-Msg-Id`, and the page answers only after the stream's ack: a redirect means the note
+//! The note is published on its own subject (`<prefix>.part.<k>.<account>.note`, the
+//! account's partition of the stream as opened) with its id as `Nats-Msg-Id`, and the page answers only after the stream's ack: a redirect means the note
 //! is durable; no ack means nothing was written, and the page says so with the draft intact.
 
 use super::{Draft, allowed, refused};
