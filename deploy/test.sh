@@ -128,6 +128,7 @@ for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_cat
              "chatlog_newest_50", "event_search", "funnel_3_steps", "server_history_build",
              "overview", "server_chart_30d", "sign_in", "sign_in_concurrent", "overview_page",
              "projector_catch_up_1_process", "projector_catch_up_2_processes",
+             "projector_catch_up_1_process_default", "projector_catch_up_2_processes_default",
              "mixed_tenant_write_readable", "mixed_tenant_backlog"):
     assert name in names, f"report.json lacks measurement {name}"
 # The dashboard's requests must have worked (a refused sign-in or a 404 chart is an error).

@@ -19,6 +19,12 @@ pub struct Config {
     /// `PROJECTOR_BATCH_MAX` (default 500): log messages in one chunk at most (each read model
     /// applies a chunk in one transaction).
     pub batch_max: usize,
+    /// `PROJECTOR_CHUNK_MAX_BYTES` (default 1 MiB): a chunk holding more log-message bytes is
+    /// applied in several, each at most this big (at least one message each). Keeps every
+    /// model transaction short, so a partition with one busy account (chunks of 500 chat
+    /// batches) does not hold the process's transaction slots for seconds while a quiet
+    /// partition's write waits for one.
+    pub chunk_max_bytes: usize,
     /// `PROJECTOR_BATCH_WAIT_MS` (default 20): how long a transaction waits for more messages
     /// after the first one arrives.
     pub batch_wait: Duration,
@@ -66,6 +72,7 @@ impl Config {
             database_url: vars.required_url("DATABASE_URL")?,
             bind_addr: vars.or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8083)))?,
             batch_max,
+            chunk_max_bytes: vars.or_default("PROJECTOR_CHUNK_MAX_BYTES", 1 << 20)?,
             batch_wait: Duration::from_millis(vars.or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
             apply_concurrency,
             stall_after: Duration::from_secs(vars.or_default("PROJECTOR_STALL_SECONDS", 60)?),

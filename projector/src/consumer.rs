@@ -38,6 +38,8 @@ pub(crate) struct LogReader {
     /// The subjects it reads (a partition's, or every event's: [`shared::subjects::Subjects`]).
     pub(crate) filter_subjects: Vec<String>,
     pub(crate) batch_max: usize,
+    /// A chunk over this many payload bytes is applied in parts ([`parts_within`]).
+    pub(crate) chunk_max_bytes: usize,
     pub(crate) batch_wait: Duration,
     pub(crate) reconnects: watch::Receiver<u64>,
 }
@@ -176,14 +178,32 @@ async fn consume_from_checkpoint<S: ChunkSink>(
                 }
             }
         }
-        if !delivered.is_empty() {
-            sink.apply(&delivered, pending).await?;
+        let mut rest = delivered.as_slice();
+        while !rest.is_empty() {
+            let (part, after) = rest.split_at(parts_within(rest, reader.chunk_max_bytes));
+            // What follows this part: the rest of the chunk, then what the consumer reported.
+            let pending = pending.map(|p| p + after.len() as u64);
+            sink.apply(part, pending).await?;
             *backoff = MIN_BACKOFF;
+            rest = after;
         }
         if let Some(error) = failure {
             return Err(error);
         }
     }
+}
+
+/// How many of `delivered`'s first messages fit in `max_bytes` of payload (at least one).
+fn parts_within(delivered: &[Delivered], max_bytes: usize) -> usize {
+    let mut bytes = 0usize;
+    let fitting = delivered
+        .iter()
+        .take_while(|d| {
+            bytes = bytes.saturating_add(d.payload.len());
+            bytes <= max_bytes
+        })
+        .count();
+    fitting.max(1).min(delivered.len())
 }
 
 /// Reads the sink's checkpoint and opens an ordered consumer on the message right after it.
@@ -293,5 +313,34 @@ fn record(outcome: &ChunkOutcome) {
             skipped = outcome.skipped,
             "skipped messages already applied"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sized(lengths: &[usize]) -> Vec<Delivered> {
+        lengths
+            .iter()
+            .enumerate()
+            .map(|(i, len)| Delivered {
+                stream_sequence: i as u64 + 1,
+                subject: "gs.part.0.x.chat".into(),
+                payload: vec![0u8; *len].into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chunk_is_cut_at_its_byte_budget_with_at_least_one_message() {
+        assert_eq!(parts_within(&sized(&[400, 400, 400]), 1_000), 2);
+        assert_eq!(parts_within(&sized(&[400, 600, 1]), 1_000), 2);
+        assert_eq!(
+            parts_within(&sized(&[5_000, 10]), 1_000),
+            1,
+            "one oversized message"
+        );
+        assert_eq!(parts_within(&sized(&[10, 10]), 1_000), 2);
     }
 }

@@ -86,6 +86,7 @@ impl Projector {
                 // Each partition's consumer reads its own ([`crate::partitions`]).
                 filter_subjects: subjects.all_events(),
                 batch_max: config.batch_max.max(1),
+                chunk_max_bytes: config.chunk_max_bytes,
                 batch_wait: config.batch_wait,
                 reconnects,
             },

@@ -76,6 +76,8 @@ impl Notifier {
                     stream,
                     filter_subjects: subjects.all_events(),
                     batch_max: config.batch_max.max(1),
+                    // One evaluator, no partitions to share slots with: chunks stay whole.
+                    chunk_max_bytes: usize::MAX,
                     batch_wait: config.batch_wait,
                     reconnects,
                 },

@@ -2,6 +2,11 @@
 //! accounts (so every partition has work) in a stream of its own, caught up into a fresh
 //! database by one process, and by two started together; the two sides alternate, the best
 //! catch-up of each counts.
+//!
+//! Measured twice: with one read-model transaction at a time per process
+//! (`PROJECTOR_APPLY_CONCURRENCY=1`, the target: what a second process adds when the first
+//! leaves room, as a process on another machine would find), and with the default four, where
+//! one process already keeps this 2-core machine's PostgreSQL busy (reported beside it).
 
 use super::{env_on, fresh_stream, publish, wait_heads};
 use crate::children::ServiceProcess;
@@ -20,10 +25,17 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
-/// The catch-up by one projector process.
+/// The catch-up by one projector process applying one read model at a time.
 pub(crate) const ONE: &str = "projector_catch_up_1_process";
-/// The catch-up by two projector processes sharing the partitions.
+/// The catch-up by two such projector processes sharing the partitions.
 pub(crate) const TWO: &str = "projector_catch_up_2_processes";
+/// [`ONE`] with the default apply concurrency.
+pub(crate) const ONE_DEFAULT: &str = "projector_catch_up_1_process_default";
+/// [`TWO`] with the default apply concurrency.
+pub(crate) const TWO_DEFAULT: &str = "projector_catch_up_2_processes_default";
+
+/// The apply concurrency of the target's processes.
+const BOUND_CONCURRENCY: usize = 1;
 
 /// The backlog's own stream and subject prefix (nothing else publishes there).
 const STREAM: &str = "BENCH_PARTITIONS";
@@ -56,16 +68,63 @@ pub(super) async fn measure(b: &mut Bench) -> anyhow::Result<()> {
     let heads = shared::nats::partition_heads(&stream, &subjects).await?;
     let idle = heads.iter().filter(|head| **head == 0).count();
 
+    let setup = Setup {
+        log: &log,
+        heads: &heads,
+        message_count,
+        accounts: accounts.len(),
+        partitions: subjects.partitions(),
+        idle,
+        records,
+        rounds,
+    };
+    compare(b, &setup, Some(BOUND_CONCURRENCY), [ONE, TWO]).await?;
+    compare(b, &setup, None, [ONE_DEFAULT, TWO_DEFAULT]).await
+}
+
+/// The backlog both comparisons catch up.
+struct Setup<'a> {
+    log: &'a shared::event_log::EventLogConfig,
+    heads: &'a [u64],
+    message_count: usize,
+    accounts: usize,
+    partitions: u16,
+    idle: usize,
+    records: u64,
+    rounds: usize,
+}
+
+/// One process against two, `concurrency` read-model transactions at a time per process (the
+/// default when `None`); adds the two measurements `names` and a note.
+async fn compare(
+    b: &mut Bench,
+    setup: &Setup<'_>,
+    concurrency: Option<usize>,
+    names: [&str; 2],
+) -> anyhow::Result<()> {
+    let Setup {
+        log,
+        heads,
+        message_count,
+        accounts,
+        partitions,
+        idle,
+        records,
+        rounds,
+    } = *setup;
+    let slots = concurrency.map_or("the default apply concurrency".to_owned(), |c| {
+        format!("PROJECTOR_APPLY_CONCURRENCY={c}")
+    });
     phase(&format!(
-        "projector catch-up of {records} records by one process and by two ({rounds} round(s) \
-         each)"
+        "projector catch-up of {records} records by one process and by two, {slots} \
+         ({rounds} round(s) each)"
     ));
     // Index 0: one process, 1: two.
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     for round in 0..rounds {
         let order = if round % 2 == 0 { [1, 2] } else { [2, 1] };
         for processes in order {
-            let run = catch_up(b, &log, &heads, processes).await?;
+            let run = catch_up(b, log, heads, processes, concurrency).await?;
             runs[processes - 1].push(run);
         }
     }
@@ -77,18 +136,16 @@ pub(super) async fn measure(b: &mut Bench) -> anyhow::Result<()> {
     let best = |side: &[Run]| side.iter().map(|run| run.elapsed).min().unwrap_or_default();
     let what = |side: &str| {
         format!(
-            "a mixed backlog of its own ({message_count} log messages over {} accounts, every \
-             one of the stream's {} partitions with work; stream {STREAM}) projected into a \
-             fresh, empty database by {side}; best of {rounds} catch-up(s), alternated with the \
-             other side; includes start-up",
-            accounts.len(),
-            subjects.partitions()
+            "a mixed backlog of its own ({message_count} log messages over {accounts} \
+             accounts, every one of the stream's {partitions} partitions with work; stream \
+             {STREAM}) projected into a fresh, empty database by {side}, {slots}; best of \
+             {rounds} catch-up(s), alternated with the other side; includes start-up"
         )
     };
     for (name, side, elapsed) in [
-        (ONE, "one projector process", best(&runs[0])),
+        (names[0], "one projector process", best(&runs[0])),
         (
-            TWO,
+            names[1],
             "two projector processes started together",
             best(&runs[1]),
         ),
@@ -110,15 +167,17 @@ pub(super) async fn measure(b: &mut Bench) -> anyhow::Result<()> {
             .collect();
         all.join("; ")
     };
+    let (one, two) = (best(&runs[0]), best(&runs[1]));
     let mut note = format!(
-        "one process: {}; two processes: {}",
+        "{slots}: two processes {:.2} x one; one process: {}; two processes: {}",
+        one.as_secs_f64() / two.as_secs_f64().max(1e-9),
         describe(&runs[0]),
         describe(&runs[1])
     );
     if idle > 0 {
         note.push_str(&format!("; {idle} partition(s) had no work"));
     }
-    b.note(TWO, note);
+    b.note(names[1], note);
     Ok(())
 }
 
@@ -152,11 +211,15 @@ async fn catch_up(
     log: &shared::event_log::EventLogConfig,
     heads: &[u64],
     processes: usize,
+    concurrency: Option<usize>,
 ) -> anyhow::Result<Run> {
     let name = format!("warden_bench_partitions_{processes}");
     let url = fresh_database(&b.pg_url, &name).await?;
     let pool = PgPool::connect(&url).await?;
-    let env = env_on(b, log, &url);
+    let mut env = env_on(b, log, &url);
+    if let Some(concurrency) = concurrency {
+        env.push(("PROJECTOR_APPLY_CONCURRENCY", concurrency.to_string()));
+    }
     let logs: Vec<PathBuf> = (0..processes)
         .map(|i| {
             b.log_dir
