@@ -18,6 +18,7 @@ use async_nats::jetstream::consumer::pull::{Ordered, OrderedConfig};
 use futures::StreamExt;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -240,6 +241,9 @@ async fn open_from_checkpoint<S: ChunkSink>(
 pub(crate) struct PartitionSink<'a> {
     pub(crate) projector: &'a Projector,
     pub(crate) partition: Partition,
+    /// Where every model's checkpoint in the partition stood after the last commit this
+    /// consumer saw (or when it resumed): [`projections::Applier::committed`].
+    pub(crate) committed: AtomicU64,
 }
 
 impl ChunkSink for PartitionSink<'_> {
@@ -249,7 +253,9 @@ impl ChunkSink for PartitionSink<'_> {
         let (pool, partition) = (&self.projector.pool, self.partition);
         let names = projections::checkpoint_names();
         checkpoint::ensure(pool, &names, self.projector.subjects.partitions()).await?;
-        Ok(checkpoint::resume_after(pool, &names, partition).await?)
+        let resume_after = checkpoint::resume_after(pool, &names, partition).await?;
+        self.committed.store(resume_after, Ordering::Relaxed);
+        Ok(resume_after)
     }
 
     /// Applies one chunk, each read model in its own transaction, and records what it did.
@@ -278,11 +284,14 @@ impl ChunkSink for PartitionSink<'_> {
             slots: Some(&projector.slots),
             partition: self.partition,
             subjects: &projector.subjects,
+            committed: self.committed.load(Ordering::Relaxed),
         };
         let outcome = applier
             .apply_chunk(delivered, projections::READ_MODELS)
             .instrument(span)
             .await?;
+        self.committed
+            .fetch_max(outcome.last_sequence, Ordering::Relaxed);
         metrics::histogram!("projector_batch_duration_seconds")
             .record(started.elapsed().as_secs_f64());
         record(&outcome);

@@ -28,6 +28,24 @@ pub enum ProjectorError {
     /// aside messages that are fine once the keys can be read again.
     #[error("privacy keys: {0}")]
     Keyring(#[from] KeyringError),
+    /// A read model's checkpoint stands below what this process saw committed for it:
+    /// PostgreSQL lost its last commits (the models commit asynchronously, and it crashed) or
+    /// an operator rewound it. Retried: the consumer resumes from the checkpoints, which
+    /// applies again what was lost instead of skipping it.
+    #[error(
+        "the checkpoint of {projection} in partition {partition} is at {found}, below the \
+         {committed} this process committed; resuming from the checkpoints"
+    )]
+    CheckpointBehind {
+        /// The read model.
+        projection: &'static str,
+        /// The log partition.
+        partition: u16,
+        /// The checkpoint found.
+        found: u64,
+        /// What this process committed for it earlier.
+        committed: u64,
+    },
 }
 
 /// What the consumer does with a failure.
@@ -51,7 +69,8 @@ impl ProjectorError {
             ProjectorError::Database(error) if refuses_data(error) => Disposition::Park,
             ProjectorError::Database(_)
             | ProjectorError::EventLog(_)
-            | ProjectorError::Keyring(_) => Disposition::Retry,
+            | ProjectorError::Keyring(_)
+            | ProjectorError::CheckpointBehind { .. } => Disposition::Retry,
             ProjectorError::Unreadable(_) => Disposition::Park,
         }
     }
@@ -67,7 +86,8 @@ impl ProjectorError {
             ProjectorError::Database(error) if refuses_data(error) => refusal_reason(error),
             ProjectorError::Database(_)
             | ProjectorError::EventLog(_)
-            | ProjectorError::Keyring(_) => "transient".to_owned(),
+            | ProjectorError::Keyring(_)
+            | ProjectorError::CheckpointBehind { .. } => "transient".to_owned(),
         }
     }
 }

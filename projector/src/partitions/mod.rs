@@ -186,6 +186,7 @@ async fn consume_partition(projector: Arc<Projector>, partition: u16, stop: Canc
     let sink = crate::consumer::PartitionSink {
         projector: this,
         partition,
+        committed: std::sync::atomic::AtomicU64::new(0),
     };
     let consuming = async {
         let (consumed, ()) = tokio::join!(crate::consumer::consume(&reader, &sink, &stop), async {

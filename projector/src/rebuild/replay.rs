@@ -162,6 +162,8 @@ impl<'a> Replay<'a> {
             slots: Some(&self.slots),
             partition,
             subjects: self.subjects,
+            // The copy is written by this rebuild alone, and thrown away on any failure.
+            committed: 0,
         };
         let outcome = applier.apply_chunk(&delivered, self.models).await?;
         let own = delivered

@@ -125,3 +125,51 @@ async fn replaying_from_zero_leaves_the_table_byte_identical() -> anyhow::Result
     assert_eq!((parked_before, parked_after), (1, 1));
     Ok(())
 }
+
+/// The read models commit asynchronously: a PostgreSQL crash can lose a model's last commit,
+/// its rows and its checkpoint together. A consumer that carried on from where it was would
+/// apply its next chunk past the gap and skip the lost messages for good; it must resume from
+/// the checkpoint instead and apply them again.
+#[tokio::test]
+async fn a_lost_commit_is_applied_again_not_skipped() -> anyhow::Result<()> {
+    let h = Harness::start().await?;
+    let (account, player) = (Uuid::now_v7(), Uuid::now_v7());
+    let partition = h.config.common.event_log.subjects().partition_of(account);
+    let step = |n: u32| {
+        vec![logged::<CustomEvent>(&custom_event(
+            player,
+            "step",
+            &format!(r#"{{"n":{n}}}"#),
+        ))]
+    };
+    h.publish(account, Utc::now(), step(1)).await?;
+    let second = h.publish(account, Utc::now(), step(2)).await?;
+    h.caught_up().await?;
+
+    // What a lost commit of the timeline's chunk holding step 2 leaves behind.
+    let mut tx = h.pool().begin().await?;
+    sqlx::query("DELETE FROM events WHERE account_id = $1 AND properties->>'n' = '2'")
+        .bind(account)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "UPDATE projection_checkpoints SET last_sequence = $1
+         WHERE projection = 'timeline' AND log_partition = $2",
+    )
+    .bind(second as i64 - 1)
+    .bind(i32::from(partition))
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+
+    h.publish(account, Utc::now(), step(3)).await?;
+    h.caught_up().await?;
+    let steps: Vec<String> = sqlx::query_scalar(
+        "SELECT properties->>'n' FROM events WHERE account_id = $1 ORDER BY seq",
+    )
+    .bind(account)
+    .fetch_all(h.pool())
+    .await?;
+    assert_eq!(steps, ["1", "2", "3"], "step 2 was lost with the commit");
+    Ok(())
+}

@@ -72,6 +72,11 @@ pub(crate) struct Applier<'a> {
     /// Tells which partition a message belongs to: a partition's reader also receives the
     /// legacy (pre-partition) messages of every account, and applies only its own.
     pub(crate) subjects: &'a Subjects,
+    /// Where this consumer last saw the partition's checkpoints committed (every model at or
+    /// past it). A model found below it lost commits or was rewound: the chunk fails with
+    /// [`ProjectorError::CheckpointBehind`] and the consumer resumes from the checkpoints,
+    /// rather than applying past a gap. 0 checks nothing.
+    pub(crate) committed: u64,
 }
 
 impl Applier<'_> {
@@ -140,7 +145,12 @@ impl Applier<'_> {
             }
         };
         let runs = schedule::in_dependency_order(models, slots, |model| {
-            model::apply_model(self.pool, self.partition, model, &decoded, last_sequence)
+            let at = model::At {
+                partition: self.partition,
+                committed: self.committed,
+                last_sequence,
+            };
+            model::apply_model(self.pool, model, &decoded, at)
         })
         .await;
         let mut outcomes = Vec::with_capacity(models.len());

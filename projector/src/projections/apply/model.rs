@@ -24,15 +24,30 @@ pub(super) struct Decoded<'a> {
     pub(super) sources: Vec<&'a Delivered>,
 }
 
+/// Where a model's transaction stands in the log.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct At {
+    /// The partition whose checkpoint it moves.
+    pub(super) partition: checkpoint::Partition,
+    /// The checkpoint the consumer saw committed ([`super::Applier::committed`]).
+    pub(super) committed: u64,
+    /// Where the checkpoint moves to.
+    pub(super) last_sequence: u64,
+}
+
 /// Applies `decoded` to `model` in its own transaction and moves its checkpoint to
-/// `last_sequence` (never backwards). An outage is an `Err`, and nothing of it is kept.
+/// `at.last_sequence` (never backwards). An outage is an `Err`, and nothing of it is kept.
 pub(super) async fn apply_model(
     pool: &PgPool,
-    partition: checkpoint::Partition,
     model: &'static dyn ReadModel,
     decoded: &Decoded<'_>,
-    last_sequence: u64,
+    at: At,
 ) -> Result<ModelOutcome, ProjectorError> {
+    let At {
+        partition,
+        committed,
+        last_sequence,
+    } = at;
     let name = [model.name()];
     let mut tx = pool.begin().await?;
     // Ten models commit per chunk where one transaction used to: flushing the WAL for each
@@ -49,6 +64,15 @@ pub(super) async fn apply_model(
         .first()
         .copied()
         .unwrap_or(0);
+    if checkpoint < committed {
+        // The messages between would be skipped for good: this chunk starts after them.
+        return Err(ProjectorError::CheckpointBehind {
+            projection: model.name(),
+            partition,
+            found: checkpoint,
+            committed,
+        });
+    }
     if checkpoint >= last_sequence {
         // Holds the whole chunk already (a redelivery): nothing to write.
         return Ok(ModelOutcome {
