@@ -3,13 +3,12 @@
 //! although messages of it wait.
 //!
 //! A partition is behind when the stream holds a message of it past its lowest checkpoint
-//! ([`tail::last_of_each`]): an idle partition with an old checkpoint is not behind, so a
+//! ([`shared::nats::partition_heads`]): an idle partition with an old checkpoint is not behind, so a
 //! quiet partition never reads as lag or as a stall. Every process judges every partition
 //! from the checkpoints in PostgreSQL; the partitions it holds itself also count from when it
 //! took them (a new holder is not blamed for its predecessor's silence).
 
 use crate::checkpoint::Partition;
-use crate::partitions::tail;
 use crate::projections;
 use async_nats::jetstream::stream::Stream;
 use serde_json::{Value, json};
@@ -151,14 +150,14 @@ pub(crate) async fn measure(
     progress: &Progress,
     pool: &PgPool,
 ) -> Result<Value, String> {
-    let unreadable = |e: crate::error::ProjectorError| format!("cannot read the event stream: {e}");
+    let unreadable = |e: anyhow::Error| format!("cannot read the event stream: {e:#}");
     let last = stream
         .get_info()
         .await
         .map_err(|e| format!("cannot read the event stream: {e}"))?
         .state
         .last_sequence;
-    let ends = tail::last_of_each(stream, subjects)
+    let ends = shared::nats::partition_heads(stream, subjects)
         .await
         .map_err(unreadable)?;
     let checkpoints = checkpoints(pool, subjects.partitions()).await?;

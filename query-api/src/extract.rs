@@ -53,6 +53,13 @@ async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, Api
 }
 
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Every body this API takes is an object; serde would also fill a struct from an array
+    // (`[]` reads as a struct of defaults), so that is refused here.
+    if bytes.trim_ascii_start().first() == Some(&b'[') {
+        return Err(ApiError::unreadable(Problem::malformed_json(
+            "the body is JSON but not the expected shape: it must be an object, not an array",
+        )));
+    }
     match axum::Json::<T>::from_bytes(bytes) {
         Ok(axum::Json(value)) => Ok(value),
         Err(JsonRejection::JsonDataError(e)) => {
@@ -126,6 +133,23 @@ where
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    #[derive(Debug, Default, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct AllDefaults {
+        #[serde(default)]
+        n: i64,
+    }
+
+    #[test]
+    fn an_array_is_not_an_object_body() {
+        // serde alone reads `[]` as a struct of defaults.
+        assert!(serde_json::from_slice::<AllDefaults>(b"[]").is_ok());
+        assert!(parse::<AllDefaults>(b"[]").is_err());
+        assert!(parse::<AllDefaults>(b"  [1]").is_err());
+        assert_eq!(parse::<AllDefaults>(br#"{"n": 3}"#).map(|d| d.n).ok(), Some(3));
+        assert!(parse::<AllDefaults>(b"{}").is_ok());
+    }
 
     fn headers(content_type: &str) -> HeaderMap {
         let mut h = HeaderMap::new();

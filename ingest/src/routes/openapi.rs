@@ -182,6 +182,13 @@ fn refinements(doc: &mut Value) {
         ]
         }),
     );
+    // What cannot be stored is refused (422): spelt out for the fuzzer and clients.
+    refine(
+        doc,
+        "CustomEvent",
+        Some("properties"),
+        storable_object(STORABLE_LEVELS),
+    );
     // A revoke names the punishment it ends.
     refine(
         doc,
@@ -195,6 +202,37 @@ fn refinements(doc: &mut Value) {
             ]},
         }),
     );
+}
+
+/// A string PostgreSQL can store: no `\u0000` and no unpaired surrogate.
+const STORABLE_STRING: &str = "^[^\\u0000\\ud800-\\udfff]*$";
+/// How many levels of a custom event's `properties` the document spells the rule out for
+/// (a schema that refers to itself is more than the fuzzer can generate from); deeper values
+/// are checked all the same.
+const STORABLE_LEVELS: u32 = 3;
+
+/// The keys and values of a JSON object `levels` deep without `\u0000` or an unpaired
+/// surrogate in any string or key (its `type` stays the caller's).
+fn storable_object(levels: u32) -> Value {
+    json!({
+        "propertyNames": {"pattern": STORABLE_STRING},
+        "additionalProperties": storable_value(levels),
+    })
+}
+
+/// Any JSON value whose strings and keys (to `levels` deep) can be stored.
+fn storable_value(levels: u32) -> Value {
+    if levels == 0 {
+        return json!({});
+    }
+    let mut object = storable_object(levels - 1);
+    object["type"] = json!("object");
+    json!({"anyOf": [
+        {"type": ["number", "boolean", "null"]},
+        {"type": "string", "pattern": STORABLE_STRING},
+        {"type": "array", "items": storable_value(levels - 1)},
+        object,
+    ]})
 }
 
 /// `GET /api/plugin/openapi.json`: ingest's document (no key: it is public, like query-api's).

@@ -12,7 +12,6 @@ use crate::error::ProjectorError;
 use async_nats::jetstream::stream::{LastRawMessageErrorKind, Stream};
 use shared::subjects::Subjects;
 use sqlx::PgPool;
-use std::collections::BTreeMap;
 use tokio::sync::Semaphore;
 
 /// The last stream sequence of a message matching `filter` (0 when none does).
@@ -36,32 +35,6 @@ pub(crate) async fn last_of(
         last = last.max(last_matching(stream, &filter).await?);
     }
     Ok(last)
-}
-
-/// [`last_of`] every partition, in partition order; a filter shared by several partitions (the
-/// legacy form) is asked once.
-pub(crate) async fn last_of_each(
-    stream: &Stream,
-    subjects: &Subjects,
-) -> Result<Vec<u64>, ProjectorError> {
-    let mut asked: BTreeMap<String, u64> = BTreeMap::new();
-    let mut lasts = Vec::with_capacity(usize::from(subjects.partitions()));
-    for partition in 0..subjects.partitions() {
-        let mut last = 0;
-        for filter in subjects.partition_events(partition) {
-            let matching = match asked.get(&filter) {
-                Some(known) => *known,
-                None => {
-                    let found = last_matching(stream, &filter).await?;
-                    asked.insert(filter, found);
-                    found
-                }
-            };
-            last = last.max(matching);
-        }
-        lasts.push(last);
-    }
-    Ok(lasts)
 }
 
 /// Moves the checkpoints of `names` in `partition` to `end`, the stream's last sequence (read
