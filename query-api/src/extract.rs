@@ -147,7 +147,10 @@ mod tests {
         assert!(serde_json::from_slice::<AllDefaults>(b"[]").is_ok());
         assert!(parse::<AllDefaults>(b"[]").is_err());
         assert!(parse::<AllDefaults>(b"  [1]").is_err());
-        assert_eq!(parse::<AllDefaults>(br#"{"n": 3}"#).map(|d| d.n).ok(), Some(3));
+        assert_eq!(
+            parse::<AllDefaults>(br#"{"n": 3}"#).map(|d| d.n).ok(),
+            Some(3)
+        );
         assert!(parse::<AllDefaults>(b"{}").is_ok());
     }
 
