@@ -33,6 +33,7 @@ schema-valid request that is refused). What it cannot say is kept out of the sch
 """
 
 import datetime
+import re
 import itertools
 import os
 import random
@@ -159,6 +160,24 @@ def _funnel(body):
             body.pop("from")
 
 
+# NUL and unpaired surrogates: PostgreSQL cannot store them, so ingest refuses a custom event
+# whose `properties` hold one in any string or key (422; contract section 1). The document
+# spells the rule out for three levels only (a schema referring to itself is more than the
+# fuzzer generates from), and the fuzzer's boundary cases do not always follow it.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable(value):
+    """Removes NUL and unpaired surrogates from every string and key of `value`."""
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("", value)
+    if isinstance(value, list):
+        return [_storable(v) for v in value]
+    if isinstance(value, dict):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    return value
+
+
 @schemathesis.hook
 def map_case(context, case):
     meta = case.meta
@@ -172,6 +191,10 @@ def map_case(context, case):
         for record in case.body if isinstance(case.body, list) else [case.body]:
             _ordered(record, "from", "to")
             _ordered(record, "issued_at", "expires_at")
+        if case.path == "/api/v1/plugin/events":
+            for record in case.body if isinstance(case.body, list) else [case.body]:
+                if isinstance(record, dict) and "properties" in record:
+                    record["properties"] = _storable(record["properties"])
         if case.path == "/api/v1/trends":
             _trend_range(case.body)
         if case.path == "/api/v1/funnels":
