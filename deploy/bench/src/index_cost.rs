@@ -158,15 +158,7 @@ async fn catch_up(
             .execute(&pool)
             .await?;
     }
-    let mut env: Vec<(&'static str, String)> = b
-        .env
-        .iter()
-        .filter(|(key, _)| !matches!(*key, "DATABASE_URL" | "EVENT_STREAM" | "SUBJECT_PREFIX"))
-        .cloned()
-        .collect();
-    env.push(("DATABASE_URL", url));
-    env.push(("EVENT_STREAM", STREAM.to_owned()));
-    env.push(("SUBJECT_PREFIX", PREFIX.to_owned()));
+    let env = b.env_on(STREAM, PREFIX, &url);
     let log = b.log_dir.join(format!("projector-{name}.log"));
     let started = Instant::now();
     let projector = ServiceProcess::start_logging_to(Service::Projector, &env, &log).await?;

@@ -43,6 +43,20 @@ pub(crate) struct Outgoing {
     pub(crate) payload: Vec<u8>,
 }
 
+impl Outgoing {
+    /// `message` on its subject under `subjects`, with a fresh message id.
+    pub(crate) fn of(
+        subjects: &shared::subjects::Subjects,
+        message: &shared::envelope::LogMessage,
+    ) -> Outgoing {
+        Outgoing {
+            subject: crate::projection::subject_of(subjects, message),
+            message_id: uuid::Uuid::new_v4().simple().to_string(),
+            payload: message.encode(),
+        }
+    }
+}
+
 /// Publishes `messages` pipelined (up to [`WINDOW`] awaiting acks); returns the per-message
 /// send-to-ack latencies, the elapsed time and the failures.
 pub(crate) async fn publish_pipelined(

@@ -62,6 +62,26 @@ pub(crate) struct Bench {
 }
 
 impl Bench {
+    /// The services' environment, pointed at the stream `stream` (subjects under `prefix`) and
+    /// the database at `database_url`: for the phases on a log and database of their own.
+    pub(crate) fn env_on(
+        &self,
+        stream: &str,
+        prefix: &str,
+        database_url: &str,
+    ) -> Vec<(&'static str, String)> {
+        let mut env: Vec<(&'static str, String)> = self
+            .env
+            .iter()
+            .filter(|(key, _)| !matches!(*key, "DATABASE_URL" | "EVENT_STREAM" | "SUBJECT_PREFIX"))
+            .cloned()
+            .collect();
+        env.push(("DATABASE_URL", database_url.to_owned()));
+        env.push(("EVENT_STREAM", stream.to_owned()));
+        env.push(("SUBJECT_PREFIX", prefix.to_owned()));
+        env
+    }
+
     /// A CPU snapshot of the servers, this process and `services`.
     pub(crate) fn cpu(&self, services: &[&ServiceProcess]) -> crate::cpu::CpuSnapshot {
         let mut processes: Vec<(&str, u32)> = services

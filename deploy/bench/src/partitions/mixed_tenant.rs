@@ -7,7 +7,6 @@
 use super::{checkpoints, env_on, fresh_stream, publish};
 use crate::children::ServiceProcess;
 use crate::data::{mixed_log_message, uuids};
-use crate::projection::subject_of;
 use crate::raw::Outgoing;
 use crate::run::{Bench, phase};
 use crate::serve::Service;
@@ -214,11 +213,7 @@ fn backlog(b: &Bench, subjects: &Subjects, account: Uuid) -> (u64, Vec<Outgoing>
     while records < b.plan.mixed_backlog_records {
         let (message, count) = mixed_log_message(&mut rng, account, &servers, &b.players);
         records += count;
-        messages.push(Outgoing {
-            subject: subject_of(subjects, &message),
-            message_id: Uuid::new_v4().simple().to_string(),
-            payload: message.encode(),
-        });
+        messages.push(Outgoing::of(subjects, &message));
     }
     (records as u64, messages)
 }

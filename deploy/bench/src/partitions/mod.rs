@@ -41,16 +41,7 @@ async fn fresh_stream(
 
 /// The services' environment, pointed at `log`'s stream and the database at `database_url`.
 fn env_on(b: &Bench, log: &EventLogConfig, database_url: &str) -> Vec<(&'static str, String)> {
-    let mut env: Vec<(&'static str, String)> = b
-        .env
-        .iter()
-        .filter(|(key, _)| !matches!(*key, "DATABASE_URL" | "EVENT_STREAM" | "SUBJECT_PREFIX"))
-        .cloned()
-        .collect();
-    env.push(("DATABASE_URL", database_url.to_owned()));
-    env.push(("EVENT_STREAM", log.stream.clone()));
-    env.push(("SUBJECT_PREFIX", log.subject_prefix.clone()));
-    env
+    b.env_on(&log.stream, &log.subject_prefix, database_url)
 }
 
 /// Publishes `messages` to `log`'s stream, failing on any refused publish; returns how long

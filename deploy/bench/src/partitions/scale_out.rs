@@ -11,7 +11,6 @@
 use super::{env_on, fresh_stream, publish, wait_heads};
 use crate::children::ServiceProcess;
 use crate::data::{mixed_log_message, uuids};
-use crate::projection::subject_of;
 use crate::raw::Outgoing;
 use crate::run::{Bench, phase};
 use crate::serve::Service;
@@ -195,11 +194,7 @@ fn backlog(b: &Bench, subjects: &Subjects, accounts: &[Uuid]) -> (u64, Vec<Outgo
         }
         let (message, count) = mixed_log_message(&mut rng, *account, &servers, &b.players);
         records += count;
-        messages.push(Outgoing {
-            subject: subject_of(subjects, &message),
-            message_id: Uuid::new_v4().simple().to_string(),
-            payload: message.encode(),
-        });
+        messages.push(Outgoing::of(subjects, &message));
     }
     (records as u64, messages)
 }
