@@ -101,6 +101,7 @@ async fn main() -> anyhow::Result<()> {
             let options = RebuildOptions {
                 models,
                 progress_bar: !no_progress,
+                progress: None,
             };
             let shutdown = CancellationToken::new();
             let rebuilding = rebuild(&config, &options, shutdown.clone());

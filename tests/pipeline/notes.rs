@@ -261,6 +261,7 @@ async fn a_moderators_note_is_logged_projected_served_and_survives_a_rebuild() {
     let options = RebuildOptions {
         models: vec![notes_model],
         progress_bar: false,
+        progress: None,
     };
     rebuild(&config, &options, CancellationToken::new())
         .await

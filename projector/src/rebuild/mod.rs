@@ -26,6 +26,7 @@
 
 mod copy;
 mod partition;
+mod progress;
 mod replay;
 mod swap;
 
@@ -36,6 +37,7 @@ use crate::projections::{self, ReadModel};
 use anyhow::Context;
 use copy::TableCopy;
 use partition::PartitionReplay;
+pub use progress::{Phase, Progress};
 use replay::Replay;
 use shared::privacy::Keyring;
 use sqlx::postgres::PgPoolOptions;
@@ -66,6 +68,8 @@ pub struct RebuildOptions {
     pub models: Vec<&'static dyn ReadModel>,
     /// Draw a progress bar on stderr (when it is a terminal; progress is logged otherwise).
     pub progress_bar: bool,
+    /// Also sent every change of [`Progress`] (the benchmark and the tests watch it).
+    pub progress: Option<tokio::sync::watch::Sender<Progress>>,
 }
 
 /// What a finished rebuild did.

@@ -241,6 +241,7 @@ async fn cohort_counts_follow_the_days_replays_change_nothing_and_a_rebuild_rest
     let options = RebuildOptions {
         models: vec![&projections::active_days::ActiveDays as &dyn ReadModel],
         progress_bar: false,
+        progress: None,
     };
     let before_rebuild = checksums(&h).await?;
     rebuild(&h.config, &options, CancellationToken::new()).await?;

@@ -139,6 +139,7 @@ async fn a_rename_keeps_both_names_a_replay_changes_nothing_and_a_rebuild_restor
     let options = RebuildOptions {
         models: vec![&projections::players::Players as &dyn ReadModel],
         progress_bar: false,
+        progress: None,
     };
     rebuild(&h.config, &options, CancellationToken::new()).await?;
     assert_ne!(

@@ -293,6 +293,7 @@ async fn rebuilding_twice_is_identical_and_one_model_rebuilds_alone() -> anyhow:
     let options = RebuildOptions {
         models: vec![&projections::players::Players as &dyn ReadModel],
         progress_bar: false,
+        progress: None,
     };
     let report = rebuild(&h.config, &options, CancellationToken::new()).await?;
     assert_eq!(report.models, [projections::by_name("players").unwrap()]);

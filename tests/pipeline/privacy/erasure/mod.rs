@@ -189,6 +189,7 @@ async fn an_erased_player_is_gone_from_every_read_and_a_rebuild_while_the_other_
     let options = RebuildOptions {
         models: Vec::new(),
         progress_bar: false,
+        progress: None,
     };
     rebuild(&config, &options, CancellationToken::new())
         .await
