@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark on private servers and writes target/bench/report.json plus a table.
 #
-#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search|alerts|privacy|partitions]
+#   ./deploy/bench.sh [--quick] [--debug] [--only writes|reads|search|alerts|privacy|partitions|rebuild]
 #
 #   --quick   a small version that finishes in a couple of minutes (CI runs it via test.sh)
 #   --debug   use the debug build (what test.sh has already built) instead of a release build;
@@ -14,7 +14,9 @@
 #             or only the privacy target (durable ingest with personal fields sealed against
 #             the same in clear, and the projector's catch-up over each backlog), or only the
 #             partition targets (two projector processes against one on the partitioned log,
-#             and the mixed tenant: one account's backlog while another's writes stay readable)
+#             and the mixed tenant: one account's backlog while another's writes stay readable),
+#             or only the rebuild targets (the mixed backlog rebuilt beside the live projector
+#             and readers: records/s, phases, swap, ETA, against raw binary COPY of the rows)
 #
 # It builds warden-bench (one cargo build), starts a private nats-server with
 # `sync_interval: always` (as the stack runs it) and a private PostgreSQL with the stack's
@@ -36,7 +38,7 @@ while (($#)); do
     case "$arg" in
     --quick) quick=(--quick) ;;
     --only)
-        [[ $# -gt 0 ]] || die "--only needs writes, reads, search, alerts, privacy or partitions"
+        [[ $# -gt 0 ]] || die "--only needs writes, reads, search, alerts, privacy, partitions or rebuild"
         only=(--only "$1")
         shift
         ;;

@@ -108,10 +108,18 @@ async fn main() -> anyhow::Result<()> {
             let report = shared::shutdown::run_until_signal(shutdown, rebuilding)
                 .await
                 .context("the rebuild did not stop within the shutdown deadline")??;
+            let seconds = report.elapsed.as_secs_f64();
             tracing::info!(
                 models = ?report.models.iter().map(|m| m.name()).collect::<Vec<_>>(),
                 last_sequence = report.last_sequence,
-                elapsed_s = report.elapsed.as_secs_f64(),
+                records = report.records,
+                records_per_second = (report.records as f64 / seconds.max(0.001)).round() as u64,
+                elapsed_s = seconds,
+                phases_s = ?report
+                    .phases
+                    .iter()
+                    .map(|(phase, took)| format!("{phase}={:.1}", took.as_secs_f64()))
+                    .collect::<Vec<_>>(),
                 swap_ms = report.swap.as_millis() as u64,
                 "rebuild finished"
             );

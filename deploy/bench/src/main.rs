@@ -24,6 +24,7 @@ mod raw;
 mod raw_insert;
 mod read_phases;
 mod reads;
+mod rebuild;
 mod report;
 mod retention;
 mod run;
@@ -64,7 +65,9 @@ enum Command {
         /// `alerts` (plugin write -> signed webhook at a local receiver) or `privacy` (durable
         /// ingest and projector catch-up with personal fields sealed, against clear) or
         /// `partitions` (two projector processes against one on the partitioned log, and the
-        /// mixed tenant: one account's backlog while another's writes must stay readable).
+        /// mixed tenant: one account's backlog while another's writes must stay readable) or
+        /// `rebuild` (the backlog rebuilt beside the live projector and readers, against raw
+        /// binary `COPY` of the same rows).
         /// Targets of the phases not run show as not measured.
         #[arg(long, value_enum)]
         only: Option<run::Phases>,

@@ -18,6 +18,8 @@ pub(crate) struct Report {
     pub(crate) measurements: Vec<Measurement>,
     /// Peak RSS (VmHWM) in MiB by process.
     pub(crate) memory_mib: BTreeMap<String, f64>,
+    /// Figures that are neither a rate nor a latency (the rebuild's ETA error), by name.
+    pub(crate) figures: BTreeMap<String, f64>,
     /// Each target with its verdict.
     pub(crate) targets: Vec<Target>,
     /// Caveats worth reading beside the numbers.

@@ -8,7 +8,9 @@ use crate::plan::Plan;
 use crate::report::Report;
 use crate::serve::Service;
 use crate::setup::{Admin, fresh_database};
-use crate::{alerts, partitions, privacy_cost, read_phases, search_phases, verdict, write_phases};
+use crate::{
+    alerts, partitions, privacy_cost, read_phases, rebuild, search_phases, verdict, write_phases,
+};
 use async_nats::jetstream;
 use shared::config::Vars;
 use shared::event_log::EventLogConfig;
@@ -130,6 +132,9 @@ pub(crate) enum Phases {
     /// Issue 19's partition targets alone: two projector processes against one on the
     /// partitioned log, and the mixed tenant (one account's backlog, another's writes).
     Partitions,
+    /// Issue 20's rebuild targets alone: the mixed backlog rebuilt beside the live projector
+    /// and readers, against raw binary `COPY` of the same rows.
+    Rebuild,
 }
 
 /// Prints which phase starts.
@@ -251,6 +256,9 @@ pub(crate) async fn run(
     }
     if matches!(only, None | Some(Phases::Partitions)) {
         partitions::measure(&mut bench).await?;
+    }
+    if matches!(only, None | Some(Phases::Rebuild)) {
+        rebuild::measure(&mut bench).await?;
     }
     if let Some(phases) = only {
         let phases = format!("{phases:?}").to_lowercase();

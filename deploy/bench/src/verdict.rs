@@ -1,4 +1,4 @@
-//! The targets of issues 7, 14, 15, 16, 17, 18 and 19 and the machine description, for the
+//! The targets of issues 7, 14, 15, 16, 17, 18, 19 and 20 and the machine description, for the
 //! report.
 
 use crate::plan::Plan;
@@ -75,6 +75,7 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         crate::partitions::ONE,
         1.6,
     );
+    rebuild_targets(report);
     let latency_bounds = [
         ("POST -> live stream p99 <= 50 ms", "post_to_stream", 50.0),
         ("player lookup p99 <= 5 ms", "player_lookup", 5.0),
@@ -148,6 +149,46 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
     report.notes.push(
         "the load generator (this process) shares the cores with the services and the servers"
             .into(),
+    );
+}
+
+/// Issue 20: a rebuild at bulk-load speed, with a swap readers do not notice and an ETA one
+/// can plan with.
+fn rebuild_targets(report: &mut Report) {
+    use crate::rebuild::{ETA_ERROR, NAME, RAW_COPY_LOAD, RAW_COPY_READY, READS, SWAP};
+    let rate = report.get(NAME).map(|m| m.rate_per_s);
+    report.bound_target(
+        "rebuild >= 100k records/s (issue 20)",
+        rate,
+        100_000.0,
+        true,
+    );
+    // The same end state: tables loaded, indexed and logged, ready to serve; the load alone
+    // (no indexes, unlogged) is printed beside it.
+    report.ratio_target(
+        "rebuild >= 0.5 x raw COPY + indexes of the same rows (issue 20)",
+        NAME,
+        RAW_COPY_READY,
+        0.5,
+    );
+    report.beside_last(RAW_COPY_LOAD);
+    let swap_ms = report.get(SWAP).and_then(|m| m.p99_ms);
+    let bad_reads = report.get(READS).map(|m| m.errors);
+    report.bound_target(
+        "rebuild swap < 1000 ms with no failed or empty read (issue 20)",
+        swap_ms,
+        1000.0,
+        false,
+    );
+    if let Some(target) = report.targets.last_mut() {
+        target.holds &= swap_ms.is_some_and(|ms| ms < 1000.0) && bad_reads == Some(0);
+    }
+    let eta_error = report.figures.get(ETA_ERROR).copied();
+    report.bound_target(
+        "rebuild load ETA within 20% (worst, 10-90% of the load) (issue 20)",
+        eta_error,
+        20.0,
+        false,
     );
 }
 

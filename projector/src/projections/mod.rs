@@ -13,10 +13,16 @@
 
 /// Implements [`ReadModel`] for a module's unit struct: its checkpoint name, the tables it
 /// owns, and the module's `async fn(&mut PgConnection, &[&Positioned]) -> Result<u64, _>` fold:
-/// `read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply }`. A model with
-/// [dependencies](ReadModel::depends_on) writes its `impl ReadModel` by hand.
+/// `read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply }`, with
+/// `load_indexes: [...]` before `fold` when it has [some](ReadModel::load_indexes). A model
+/// with [dependencies](ReadModel::depends_on) writes its `impl ReadModel` by hand.
 macro_rules! read_model {
-    ($model:ident: $name:literal, tables: [$($table:literal),+ $(,)?], fold: $fold:path $(,)?) => {
+    (
+        $model:ident: $name:literal,
+        tables: [$($table:literal),+ $(,)?],
+        $(load_indexes: [$($index:literal),* $(,)?],)?
+        fold: $fold:path $(,)?
+    ) => {
         impl $crate::projections::ReadModel for $model {
             fn name(&self) -> &'static str {
                 $name
@@ -25,6 +31,12 @@ macro_rules! read_model {
             fn tables(&self) -> &'static [&'static str] {
                 &[$($table),+]
             }
+
+            $(
+                fn load_indexes(&self) -> &'static [&'static str] {
+                    &[$($index),*]
+                }
+            )?
 
             fn apply<'a>(
                 &'a self,
@@ -90,6 +102,13 @@ pub trait ReadModel: Send + Sync {
     /// every other fold reads only its own tables and `public` ones no model writes
     /// (`account_settings`).
     fn depends_on(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The live names of the indexes (beyond its unique ones) its fold reads through, so a
+    /// rebuild builds them before loading its copy instead of after (see
+    /// [`crate::rebuild`]): without them each chunk's reads would scan whole tables.
+    fn load_indexes(&self) -> &'static [&'static str] {
         &[]
     }
 

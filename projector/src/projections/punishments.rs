@@ -142,6 +142,8 @@ pub struct Punishments;
 read_model! {
     Punishments: "punishments",
     tables: ["punishments", "punishment_revokes"],
+    // The stored revokes naming a punishment by id or by external id (`end_revoked`).
+    load_indexes: ["punishment_revokes_id_idx", "punishment_revokes_external_idx"],
     fold: apply
 }
 

@@ -5,9 +5,16 @@
 //! first on their `search_path`, so the projections' unqualified table names (including
 //! `projection_checkpoints`) resolve to the copy while every other table (`account_settings`,
 //! `parked_messages`) still resolves to `public`. The copy's tables are made with
-//! `CREATE TABLE ... (LIKE public.x INCLUDING ALL)`: the migrations stay the only definition of
-//! the schema, and the copy follows whatever they made.
+//! `CREATE UNLOGGED TABLE ... (LIKE public.x INCLUDING ALL)`: the migrations stay the only
+//! definition of the schema, and the copy follows whatever they made.
+//!
+//! Bulk mode: the copy loads unlogged (no WAL for rows a crash would throw away anyway: a
+//! rebuild that fails or is interrupted drops its copy, and PostgreSQL empties unlogged
+//! tables after its own crash), with only the indexes the folds need while loading
+//! ([`super::deferred`]); the others are built after the load ([`super::indexes`]), when the
+//! tables are also made logged, before anything reads them.
 
+use super::deferred::{self, Deferred};
 use crate::checkpoint;
 use crate::projections::ReadModel;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -24,7 +31,9 @@ pub(super) struct TableCopy {
     pub(super) schema: String,
     /// `retired_<time>`: where the swap moves the tables it replaces.
     retired: String,
-    tables: Vec<&'static str>,
+    pub(super) tables: Vec<&'static str>,
+    /// The live tables' indexes the copy does without while loading.
+    pub(super) deferred: Vec<Deferred>,
 }
 
 /// Drops the schemas a crashed rebuild left behind (the caller holds the rebuild lock, so no
@@ -46,29 +55,38 @@ pub(super) async fn drop_leftovers(pool: &PgPool) -> Result<(), sqlx::Error> {
 }
 
 impl TableCopy {
-    /// Creates the schema, an empty copy of every table of `models`, and the copy's own
-    /// checkpoints at 0 in each of the log's `partitions`, in one transaction.
+    /// Creates the schema, an empty unlogged copy of every table of `models` with only its
+    /// load indexes (see the module docs), and the copy's own checkpoints at 0 in each of the
+    /// log's `partitions`, in one transaction.
     pub(super) async fn create(
         pool: &PgPool,
         models: &[&'static dyn ReadModel],
         partitions: checkpoint::Partition,
-    ) -> Result<Self, sqlx::Error> {
+    ) -> anyhow::Result<Self> {
         let stamp = chrono::Utc::now().format("%Y%m%d_%H%M%S_%3f");
-        let copy = TableCopy {
+        let mut copy = TableCopy {
             schema: format!("rebuild_{stamp}"),
             retired: format!("retired_{stamp}"),
             tables: models.iter().flat_map(|m| m.tables()).copied().collect(),
+            deferred: Vec::new(),
         };
         let mut tx = pool.begin().await?;
         let mut ddl = format!("CREATE SCHEMA {};", copy.schema);
+        // The copy's checkpoints too: they are never swapped in.
         for table in copy.tables.iter().chain(&["projection_checkpoints"]) {
             ddl.push_str(&format!(
-                "CREATE TABLE {schema}.{table} (LIKE public.{table} INCLUDING ALL);",
+                "CREATE UNLOGGED TABLE {schema}.{table} (LIKE public.{table} INCLUDING ALL);",
                 schema = copy.schema
             ));
         }
         (&mut *tx).execute(ddl.as_str()).await?;
         copy.keep_storage_parameters(&mut tx).await?;
+        let load: Vec<&str> = models
+            .iter()
+            .flat_map(|m| m.load_indexes())
+            .copied()
+            .collect();
+        copy.deferred = deferred::defer(&mut tx, &copy.schema, &copy.tables, &load).await?;
         sqlx::query(&format!(
             "INSERT INTO {}.projection_checkpoints
                  (projection, log_partition, last_sequence, updated_at)
@@ -102,34 +120,37 @@ impl TableCopy {
         Ok(())
     }
 
-    /// A pool of `connections` whose unqualified table names resolve to the copy first, then
-    /// to `public`: the `search_path` is a startup option, so every connection of the pool
-    /// gets it.
+    /// A pool of `connections` on the copy ([`Self::options`]).
     pub(super) async fn connect(
         &self,
         database_url: &str,
         connections: u32,
     ) -> Result<PgPool, sqlx::Error> {
-        let options = PgConnectOptions::from_str(database_url)?
-            .options([("search_path", format!("{},public", self.schema))]);
         PgPoolOptions::new()
             .max_connections(connections)
-            .connect_with(options)
+            .connect_with(self.options(database_url)?)
             .await
     }
 
-    /// Gathers planner statistics on the copy and marks its pages all-visible, so reads are
-    /// planned well and index-only scans (funnels) skip the heap right after the swap.
-    pub(super) async fn vacuum_analyze(&self, pool: &PgPool) -> Result<(), sqlx::Error> {
-        let tables: Vec<String> = self
-            .tables
-            .iter()
-            .map(|t| format!("{}.{t}", self.schema))
-            .collect();
-        sqlx::raw_sql(&format!("VACUUM (ANALYZE) {}", tables.join(", ")))
-            .execute(pool)
-            .await?;
-        Ok(())
+    /// Connections whose unqualified table names resolve to the copy first, then to
+    /// `public`: the settings are startup options, so every connection gets them.
+    ///
+    /// `synchronous_commit=off`: a commit on the copy does not wait for its WAL to reach the
+    /// disk. A crash can lose the last of these commits, which is harmless: the copy is
+    /// thrown away on any failure, and what the copy's connections write to `public` (parked
+    /// messages) is idempotent and parked by the live projector too. What is swapped in is
+    /// durable: the swap commits synchronously on the rebuild's own pool, and flushing its
+    /// commit record flushes the WAL before it, past every earlier commit of the copy.
+    ///
+    /// `client_connection_check_interval`: a statement of an interrupted rebuild (an index
+    /// build runs for minutes) ends within a second of its connection being dropped, rather
+    /// than holding the locks dropping the copy needs.
+    pub(super) fn options(&self, database_url: &str) -> Result<PgConnectOptions, sqlx::Error> {
+        Ok(PgConnectOptions::from_str(database_url)?.options([
+            ("search_path", format!("{},public", self.schema)),
+            ("synchronous_commit", "off".to_owned()),
+            ("client_connection_check_interval", "1s".to_owned()),
+        ]))
     }
 
     /// Inside the swap transaction (which already holds the models' checkpoint rows): locks
@@ -229,6 +250,6 @@ impl TableCopy {
 }
 
 /// `name` as a quoted SQL identifier.
-fn quoted(name: &str) -> String {
+pub(super) fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }

@@ -3,28 +3,40 @@
 //!
 //! 1. A PostgreSQL advisory lock ([`LOCK_KEY`]) makes rebuilds one at a time: a second one is
 //!    refused at once with [`RebuildError::AlreadyRunning`].
-//! 2. The copy is filled per partition of the log ([`shared::subjects`]): each partition has
-//!    its own ordered consumer from the first message ([`partition`]) and its own checkpoints
-//!    in the copy, and the partitions replay concurrently, by the same path as the live
-//!    projector (each model in its own transaction: [`projections::Applier`]), with at most
-//!    `PROJECTOR_APPLY_CONCURRENCY` model transactions, and as many partitions applying a
-//!    chunk, at once ([`replay::partitions_at_once`]). The copy lives in its own schema
-//!    ([`copy`]), so reads of the live tables never see it. Personal fields are opened with
-//!    the keys as they are now: what was erased, or left retention, replays as erased.
-//! 3. Once every partition of the copy has reached its live checkpoints (an idle partition's
-//!    may stand past its last message, at the stream's end: [`partition::cover_idle`]), one
-//!    transaction ([`swap`]) takes the models' rows of `projection_checkpoints` in every
-//!    partition `FOR UPDATE` (the lock every live model's transaction takes first, so the
-//!    live projector pauses those models between two chunks), applies to each partition of
-//!    the copy the last few messages the live projector committed meanwhile, takes
-//!    `ACCESS EXCLUSIVE` locks on the live tables, moves them out and the copy in, and sets
-//!    each partition's checkpoints to where that partition of the copy stands. Readers wait
-//!    for that transaction (milliseconds) instead of failing, and resolve the table names
-//!    again afterwards. The live projector's next chunk of each partition reads the moved
-//!    checkpoints and skips, per model, what the copy already holds. A failure or an
-//!    interruption before the commit leaves the live tables and checkpoints as they were.
+//! 2. Load: the copy is filled per partition of the log ([`shared::subjects`]): each partition has
+//!    its own ordered consumer from the first message ([`partition`]) and its own checkpoints in
+//!    the copy, and the partitions replay concurrently, by the same path as the live projector
+//!    (each model in its own transaction: [`projections::Applier`]), with at most
+//!    `PROJECTOR_APPLY_CONCURRENCY` model transactions, and as many partitions applying a chunk, at
+//!    once ([`replay::partitions_at_once`]). The copy lives in its own schema ([`copy`]), so reads
+//!    of the live tables never see it. Personal fields are opened with the keys as they are now:
+//!    what was erased, or left retention, replays as erased. The copy loads in bulk mode: unlogged,
+//!    without the indexes no fold reads through, on connections that commit asynchronously
+//!    ([`copy`]).
+//! 3. Index build: once every partition of the copy has reached the live checkpoints, the replay
+//!    pauses while the copy's tables are made logged, its other indexes are built under the live
+//!    names, and statistics gathered ([`indexes`]).
+//! 4. Catch-up: the replay resumes, now indexed, until the copy reaches the live checkpoints again,
+//!    and the copy is swept for retention as the live tables are.
+//! 5. Swap: once every partition of the copy has reached its live checkpoints again (an idle
+//!    partition's may stand past its last message, at the stream's end: [`partition::cover_idle`]),
+//!    one transaction ([`swap`]) takes the models' rows of `projection_checkpoints` in every
+//!    partition `FOR UPDATE` (the lock every live model's transaction takes first, so the live
+//!    projector pauses those models between two chunks), applies to each partition of the copy the
+//!    last few messages the live projector committed meanwhile, takes `ACCESS EXCLUSIVE` locks on
+//!    the live tables, moves them out and the copy in, and sets each partition's checkpoints to
+//!    where that partition of the copy stands. Readers wait for that transaction (milliseconds)
+//!    instead of failing, and resolve the table names again afterwards. The live projector's next
+//!    chunk of each partition reads the moved checkpoints and skips, per model, what the copy
+//!    already holds. A failure or an interruption before the commit leaves the live tables and
+//!    checkpoints as they were. A swap that waits too long for its locks goes back to the catch-up.
+//!
+//! Each change of phase is logged (`rebuild phase`) and sent on
+//! [`RebuildOptions::progress`] at once; see [`progress`].
 
 mod copy;
+mod deferred;
+mod indexes;
 mod partition;
 mod progress;
 mod replay;
@@ -37,6 +49,7 @@ use crate::projections::{self, ReadModel};
 use anyhow::Context;
 use copy::TableCopy;
 use partition::PartitionReplay;
+use progress::Tracker;
 pub use progress::{Phase, Progress};
 use replay::Replay;
 use shared::privacy::Keyring;
@@ -86,6 +99,11 @@ pub struct RebuildReport {
     pub elapsed: Duration,
     /// How long the swap transaction held its locks.
     pub swap: Duration,
+    /// The records applied to the copy (what the load and the catch-up replayed).
+    pub records: u64,
+    /// How long each phase took, in the order they ran (a phase run again, the catch-up and
+    /// the swap after a swap that timed out, adds up).
+    pub phases: Vec<(Phase, Duration)>,
 }
 
 /// Rebuilds `options.models` from the start of the event log and swaps them in (see the
@@ -93,6 +111,26 @@ pub struct RebuildReport {
 pub async fn rebuild(
     config: &Config,
     options: &RebuildOptions,
+    shutdown: CancellationToken,
+) -> anyhow::Result<RebuildReport> {
+    let tracker = Tracker::new(options.progress_bar, options.progress.clone());
+    let told = CancellationToken::new();
+    let (report, ()) = tokio::join!(
+        async {
+            let report = run(config, options, &tracker, shutdown).await;
+            told.cancel();
+            report
+        },
+        tracker.run(&told)
+    );
+    report
+}
+
+/// The rebuild, followed by `tracker`.
+async fn run(
+    config: &Config,
+    options: &RebuildOptions,
+    tracker: &Tracker,
     shutdown: CancellationToken,
 ) -> anyhow::Result<RebuildReport> {
     let started = Instant::now();
@@ -124,9 +162,16 @@ pub async fn rebuild(
     checkpoint::ensure(&pool, &projections::names_of(&models), partitions).await?;
     copy::drop_leftovers(&pool).await?;
     let copy = TableCopy::create(&pool, &models, partitions).await?;
-    tracing::info!(schema = %copy.schema, models = ?names(&models), partitions, "rebuilding");
+    let deferred: Vec<&str> = copy.deferred.iter().map(|d| d.name.as_str()).collect();
+    tracing::info!(
+        schema = %copy.schema,
+        models = ?names(&models),
+        partitions,
+        deferred_indexes = ?deferred,
+        "rebuilding"
+    );
 
-    let result = replay_and_swap(config, options, &models, &pool, &copy, &shutdown).await;
+    let result = replay_and_swap(config, &models, &pool, &copy, tracker, &shutdown).await;
     if let Err(error) = copy.drop(&pool).await {
         tracing::warn!(%error, schema = %copy.schema, "could not drop the rebuild's schemas");
     }
@@ -138,17 +183,19 @@ pub async fn rebuild(
         positions,
         elapsed: started.elapsed(),
         swap,
+        records: tracker.records(),
+        phases: tracker.took(),
     })
 }
 
-/// Fills the copy from every partition of the log at once and swaps it in; returns where
-/// each partition of it stands and the swap's duration.
+/// Loads the copy from every partition of the log at once, builds its indexes, catches up
+/// and swaps it in; returns where each partition of it stands and the swap's duration.
 async fn replay_and_swap(
     config: &Config,
-    options: &RebuildOptions,
     models: &[&'static dyn ReadModel],
     pool: &PgPool,
     copy: &TableCopy,
+    tracker: &Tracker,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<(Vec<u64>, Duration)> {
     let (shared::nats::EventStream { stream, subjects }, keyring) = open_log(config).await?;
@@ -169,36 +216,30 @@ async fn replay_and_swap(
         models,
         &subjects,
         config.apply_concurrency,
-        options.progress_bar,
+        tracker,
     );
     let names = projections::names_of(models);
+    tracker.enter(Phase::Load);
+    fill(&replay, &mut partitions, &stream, pool, &names, shutdown).await?;
+    tracker.enter(Phase::IndexBuild);
+    indexes::or_stop(
+        shutdown,
+        indexes::build(copy, &config.database_url, pool, tracker),
+    )
+    .await?;
     loop {
-        // Every partition fills the copy until each has reached its live checkpoints.
-        let pause = CancellationToken::new();
-        let fills = futures::future::try_join_all(
-            partitions
-                .iter_mut()
-                .map(|reader| reader.fill(&replay, &pause)),
-        );
-        let watched = watch(&replay, &stream, pool, &names, &pause);
-        // The select only picks what happens next; the work happens outside it. An
-        // interruption wins over a copy caught up again (after a swap that timed out).
-        tokio::select! {
-            biased;
-            () = shutdown.cancelled() => anyhow::bail!("the rebuild was interrupted"),
-            filled = async { tokio::try_join!(fills, watched) } => { filled?; }
-        }
+        tracker.enter(Phase::CatchUp);
+        fill(&replay, &mut partitions, &stream, pool, &names, shutdown).await?;
         // The copy swaps in nothing past retention: the same sweep as the live
         // projector's, on the copy's tables (its pool resolves them to the copy).
         let tables: Vec<&str> = models.iter().flat_map(|m| m.tables()).copied().collect();
         crate::retention::sweep_tables(&copy_pool, &keyring, chrono::Utc::now(), &tables)
             .await
             .context("sweeping the copy for retention")?;
-        copy.vacuum_analyze(pool).await?;
+        tracker.enter(Phase::Swap);
         let swap_started = Instant::now();
         match swap::swap(pool, copy, &names, &replay, &mut partitions, &stream).await {
             Ok(()) => {
-                replay.finish();
                 let swap = swap_started.elapsed();
                 let positions = replay.positions();
                 tracing::info!(
@@ -206,6 +247,7 @@ async fn replay_and_swap(
                     swap_ms = swap.as_millis() as u64,
                     "rebuilt tables swapped in"
                 );
+                tracker.enter(Phase::Done);
                 return Ok((positions, swap));
             }
             Err(error) if is_lock_timeout(&error) => {
@@ -216,8 +258,35 @@ async fn replay_and_swap(
     }
 }
 
-/// Reports progress until every partition of the copy has reached the live checkpoints of
-/// its partition, then pauses the replay (`pause`) for the swap.
+/// Fills the copy from every partition until each has reached its live checkpoints, then
+/// pauses the partitions' readers.
+async fn fill(
+    replay: &Replay<'_>,
+    partitions: &mut [PartitionReplay],
+    stream: &async_nats::jetstream::stream::Stream,
+    pool: &PgPool,
+    names: &[&'static str],
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
+    let pause = CancellationToken::new();
+    let fills = futures::future::try_join_all(
+        partitions
+            .iter_mut()
+            .map(|reader| reader.fill(replay, &pause)),
+    );
+    let watched = watch(replay, stream, pool, names, &pause);
+    // The select only picks what happens next; the work happens outside it. An
+    // interruption wins over a copy caught up.
+    tokio::select! {
+        biased;
+        () = shutdown.cancelled() => anyhow::bail!("the rebuild was interrupted"),
+        filled = async { tokio::try_join!(fills, watched) } => { filled?; }
+    }
+    Ok(())
+}
+
+/// Looks at the stream's size (for progress) until every partition of the copy has reached
+/// the live checkpoints of its partition, then pauses the replay (`pause`).
 async fn watch(
     replay: &Replay<'_>,
     stream: &async_nats::jetstream::stream::Stream,
@@ -235,7 +304,7 @@ async fn watch(
             .await
             .map_err(ProjectorError::event_log)?;
         let end = info.state.last_sequence;
-        replay.report(info.state.messages, end);
+        replay.tracker.stream_bytes(info.state.bytes);
         let live = swap::live_positions(pool, names).await?;
         for (partition, at) in &live {
             // A partition still reading its backlog is not asked where it ends.

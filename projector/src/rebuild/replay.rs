@@ -1,24 +1,19 @@
 //! The replay's side of a rebuild: applying each partition of the log to the copy, and
-//! showing how far it got.
+//! counting what it applied ([`Tracker`]).
 
+use super::progress::Tracker;
 use crate::checkpoint::Partition;
 use crate::error::ProjectorError;
 use crate::projections::{self, Delivered, ReadModel};
 use async_nats::jetstream::consumer::pull::OrderedError;
-use indicatif::{ProgressBar, ProgressStyle};
 use shared::privacy::Keyring;
 use shared::subjects::Subjects;
 use sqlx::PgPool;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 /// A chunk of one partition as its ordered consumer delivers it.
 pub(super) type Chunk = Vec<Result<async_nats::jetstream::Message, OrderedError>>;
-
-/// How often progress is logged when there is no bar.
-const LOG_EVERY: Duration = Duration::from_secs(5);
 
 /// What every partition's replay shares: where the copy is, and where each partition of it
 /// stands.
@@ -43,10 +38,8 @@ pub(super) struct Replay<'a> {
     /// (true) until a chunk says the consumer still had messages waiting after it. Only
     /// these partitions are looked up to be covered up to the stream's end.
     drained: Vec<AtomicBool>,
-    /// Messages applied, every partition together (each message is one partition's).
-    applied: AtomicU64,
-    bar: ProgressBar,
-    logged_at: Mutex<Instant>,
+    /// Counts what is applied, and tells it.
+    pub(super) tracker: &'a Tracker,
 }
 
 /// Partitions applying a chunk at once: as many as there are transaction slots, so each can
@@ -70,7 +63,7 @@ impl<'a> Replay<'a> {
         models: &'a [&'static dyn ReadModel],
         subjects: &'a Subjects,
         apply_concurrency: usize,
-        progress_bar: bool,
+        tracker: &'a Tracker,
     ) -> Self {
         Replay {
             pool,
@@ -85,9 +78,7 @@ impl<'a> Replay<'a> {
             drained: (0..subjects.partitions())
                 .map(|_| AtomicBool::new(true))
                 .collect(),
-            applied: AtomicU64::new(0),
-            bar: make_progress_bar(progress_bar),
-            logged_at: Mutex::new(Instant::now()),
+            tracker,
         }
     }
 
@@ -136,10 +127,18 @@ impl<'a> Replay<'a> {
     pub(super) async fn apply(&self, partition: Partition, chunk: Chunk) -> anyhow::Result<()> {
         let mut delivered = Vec::with_capacity(chunk.len());
         let mut waiting = 0;
+        // This partition's messages (another partition's legacy ones count there), and
+        // their bytes as the stream counts them, so the load's share of the stream's bytes
+        // tells how far it got.
+        let (mut own, mut bytes) = (0, 0);
         for message in chunk {
             let message = message.map_err(ProjectorError::event_log)?;
             let info = message.info().map_err(ProjectorError::event_log)?;
             waiting = info.pending;
+            if self.subjects.partition_of_subject(&message.subject) == partition {
+                own += 1;
+                bytes += stored_size(&message);
+            }
             delivered.push(Delivered {
                 stream_sequence: info.stream_sequence,
                 subject: message.subject.to_string(),
@@ -166,64 +165,24 @@ impl<'a> Replay<'a> {
             committed: 0,
         };
         let outcome = applier.apply_chunk(&delivered, self.models).await?;
-        let own = delivered
-            .iter()
-            .filter(|d| self.subjects.partition_of_subject(&d.subject) == partition)
-            .count() as u64;
+        let records = outcome.messages_by_kind.values().map(|(_, r)| r).sum();
         if let Some(position) = self.positions.get(usize::from(partition)) {
             position.fetch_max(outcome.last_sequence, Ordering::AcqRel);
         }
         if let Some(drained) = self.drained.get(usize::from(partition)) {
             drained.store(waiting == 0, Ordering::Release);
         }
-        let applied = self.applied.fetch_add(own, Ordering::AcqRel) + own;
-        self.bar.set_position(applied);
+        self.tracker.applied(own, records, bytes);
         Ok(())
-    }
-
-    /// Updates the bar's length to the stream's messages, and logs progress when there is no
-    /// bar.
-    pub(super) fn report(&self, stream_messages: u64, stream_last: u64) {
-        let applied = self.applied.load(Ordering::Acquire);
-        self.bar.set_length(stream_messages.max(applied));
-        if !self.bar.is_hidden() {
-            return;
-        }
-        let Ok(mut logged_at) = self.logged_at.lock() else {
-            return;
-        };
-        if logged_at.elapsed() >= LOG_EVERY {
-            *logged_at = Instant::now();
-            tracing::info!(
-                applied,
-                stream_messages,
-                stream_last_sequence = stream_last,
-                partitions = self.positions.len(),
-                messages_per_second = self.bar.per_sec() as u64,
-                "rebuild progress"
-            );
-        }
-    }
-
-    /// Ends the progress bar.
-    pub(super) fn finish(&self) {
-        self.bar.finish();
     }
 }
 
-/// A progress bar with rate and ETA, or a hidden one.
-fn make_progress_bar(shown: bool) -> ProgressBar {
-    if !shown {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(0);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} {elapsed_precise} [{bar:40}] {human_pos}/{human_len} log messages \
-         ({per_sec}, eta {eta})",
-    ) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
+/// What JetStream's file store counts for `message` in the stream's bytes: its subject,
+/// headers and payload (what was delivered, less the reply subject), and a fixed record
+/// overhead (22 bytes of header and an 8-byte hash per message).
+fn stored_size(message: &async_nats::jetstream::Message) -> u64 {
+    let reply = message.reply.as_ref().map_or(0, |r| r.len());
+    (message.length.saturating_sub(reply) + 30) as u64
 }
 
 #[cfg(test)]

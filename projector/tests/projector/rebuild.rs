@@ -1,7 +1,11 @@
 //! `projector rebuild` (issue 6): replays the log into fresh tables while the live projector
 //! and readers carry on, swaps them in, and refuses a second rebuild meanwhile.
 
+mod bulk;
+mod checksums;
+mod kill;
 mod partitions;
+mod process;
 
 use crate::harness::{DEADLINE, Harness, table_checksum};
 use crate::workload::{Workload, assert_same_read_models, contents};

@@ -30,7 +30,7 @@ pub(crate) async fn measure(b: &mut Bench) -> anyhow::Result<()> {
 /// the default partitions): one left by an earlier run on the same server would add to the
 /// backlog, so it is deleted first (a missing one is what we want, so that error means
 /// nothing).
-async fn fresh_stream(
+pub(crate) async fn fresh_stream(
     js: &jetstream::Context,
     name: &str,
     prefix: &str,
@@ -88,7 +88,11 @@ async fn caught_up(pool: &PgPool, heads: &[u64]) -> anyhow::Result<bool> {
 
 /// Waits (at most `limit`) until the read models in `pool` have applied every partition up
 /// to `heads`.
-async fn wait_heads(pool: &PgPool, heads: &[u64], limit: Duration) -> anyhow::Result<()> {
+pub(crate) async fn wait_heads(
+    pool: &PgPool,
+    heads: &[u64],
+    limit: Duration,
+) -> anyhow::Result<()> {
     let deadline = Instant::now() + limit;
     while !caught_up(pool, heads).await? {
         anyhow::ensure!(

@@ -60,6 +60,8 @@ pub struct Sessions;
 read_model! {
     Sessions: "sessions",
     tables: ["sessions", "session_server_heartbeats"],
+    // Each chunk's open sessions of its players and servers (`load`).
+    load_indexes: ["sessions_open_by_player_idx", "sessions_open_by_server_idx"],
     fold: apply
 }
 

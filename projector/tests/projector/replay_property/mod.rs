@@ -4,7 +4,7 @@
 //! partition again (each partition's checkpoints rewound to a random point of its own) leaves
 //! every read model unchanged.
 
-mod random_log;
+pub(crate) mod random_log;
 
 use crate::harness::{DEADLINE, Harness, eventually, table_checksum};
 use proptest::prelude::*;
@@ -13,11 +13,15 @@ use shared::envelope::{LogMessage, RecordBatch};
 use sqlx::PgPool;
 
 /// The partitions of the log folded per partition (a new stream's default).
-const PARTITIONS: u16 = shared::subjects::DEFAULT_PARTITIONS;
+pub(crate) const PARTITIONS: u16 = shared::subjects::DEFAULT_PARTITIONS;
 
 /// Publishes `message` on its subject, in the legacy form when `legacy`; returns its stream
 /// sequence.
-async fn publish(h: &Harness, message: &LogMessage, legacy: bool) -> anyhow::Result<u64> {
+pub(crate) async fn publish(
+    h: &Harness,
+    message: &LogMessage,
+    legacy: bool,
+) -> anyhow::Result<u64> {
     let name = match &message.batch {
         RecordBatch::Custom(records) => records.first().map(|r| r.record.name.clone()),
         _ => None,
@@ -37,7 +41,7 @@ async fn publish(h: &Harness, message: &LogMessage, legacy: bool) -> anyhow::Res
 }
 
 /// Waits until every partition's checkpoints reach that partition's head; returns the heads.
-async fn caught_up(h: &Harness) -> anyhow::Result<Vec<u64>> {
+pub(crate) async fn caught_up(h: &Harness) -> anyhow::Result<Vec<u64>> {
     let stream = h.js.get_stream(&h.config.common.event_log.stream).await?;
     let subjects = h.config.common.event_log.subjects();
     let heads = shared::nats::partition_heads(&stream, &subjects).await?;

@@ -50,17 +50,17 @@ pub(super) struct Knobs {
 
 /// One log message: an account and 1..=3 records of one kind.
 #[derive(Debug, Clone)]
-pub(super) struct Message {
+pub(crate) struct Message {
     account: usize,
     kind: Kind,
     records: Vec<Knobs>,
     /// Wait for the projector to apply it before publishing the next: the first pass gets
     /// random chunk boundaries, unlike the replay, which takes the backlog in large chunks.
-    pub(super) settle: bool,
+    pub(crate) settle: bool,
     /// Published on the legacy subject (`<prefix>.ev.<account>.<kind>`), as logs written
     /// before partitions hold them: every partition's reader gets it, and only the account's
     /// keeps it.
-    pub(super) legacy: bool,
+    pub(crate) legacy: bool,
 }
 
 fn kind() -> impl Strategy<Value = Kind> {
@@ -100,7 +100,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
         )
 }
 
-pub(super) fn message() -> impl Strategy<Value = Message> {
+pub(crate) fn message() -> impl Strategy<Value = Message> {
     (
         0..ACCOUNTS,
         kind(),
@@ -121,7 +121,7 @@ pub(super) fn message() -> impl Strategy<Value = Message> {
 type RecordJson<'a> = &'a dyn Fn(&Knobs, DateTime<Utc>, Uuid, Uuid) -> Value;
 
 /// The fixed pools one case draws from: 3 accounts, 3 players, 2 servers, a few record ids.
-pub(super) struct Pools {
+pub(crate) struct Pools {
     accounts: [Uuid; ACCOUNTS],
     players: [Uuid; 3],
     servers: [Uuid; 2],
@@ -132,7 +132,7 @@ pub(super) struct Pools {
 impl Pools {
     /// Pools whose accounts fall in distinct partitions of a log of `partitions` (at least
     /// [`ACCOUNTS`]).
-    pub(super) fn new(partitions: u16) -> Pools {
+    pub(crate) fn new(partitions: u16) -> Pools {
         let id = |_| Uuid::new_v4();
         let mut by_partition = BTreeMap::new();
         while by_partition.len() < ACCOUNTS {
@@ -162,7 +162,7 @@ impl Pools {
     }
 
     /// The log message for `m`, received `index` seconds after the last record time.
-    pub(super) fn build(&self, index: usize, m: &Message) -> LogMessage {
+    pub(crate) fn build(&self, index: usize, m: &Message) -> LogMessage {
         let each = |f: RecordJson<'_>| -> Vec<Value> {
             m.records
                 .iter()
