@@ -273,11 +273,12 @@ fn add(b: &mut Bench, records: u64, messages: u64, rebuilt: &Rebuilt, raw: &raw_
         NAME,
         format!(
             "phases: {}; load phase {load}; swap {:.1} ms; load ETA judged on {} sample(s) \
-             between 10% and 90% of the load's bytes ({} progress values seen); CPU: {cpu}",
+             between 10% and 90% of the load's bytes ({} progress values seen): {}; CPU: {cpu}",
             timeline.describe(),
             report.swap.as_secs_f64() * 1000.0,
             timeline.eta_samples,
-            timeline.samples
+            timeline.samples,
+            timeline.describe_eta()
         ),
     );
     b.note(

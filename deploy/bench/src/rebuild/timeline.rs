@@ -60,6 +60,9 @@ pub(super) struct Timeline {
     pub(super) eta_samples: usize,
     /// Samples seen in all.
     pub(super) samples: usize,
+    /// The load's ETA at each tenth of its bytes: `(share of bytes, seconds into the load,
+    /// predicted seconds left, actual seconds left)`, to show how the rate moved.
+    pub(super) eta_trace: Vec<(f64, f64, f64, f64)>,
 }
 
 impl Timeline {
@@ -91,6 +94,7 @@ impl Timeline {
             .unwrap_or_default();
         Timeline {
             phases,
+            eta_trace: load.map_or_else(Vec::new, |(start, end)| eta_trace(samples, start, end)),
             load,
             eta_worst_error: errors.iter().copied().reduce(f64::max),
             eta_samples: errors.len(),
@@ -112,6 +116,48 @@ impl Timeline {
             .collect();
         phases.join(", ")
     }
+
+    /// `10%: 3.1 s in, 30.2 s left predicted, 27.9 s actual; 20%: ...`.
+    pub(super) fn describe_eta(&self) -> String {
+        let steps: Vec<String> = self
+            .eta_trace
+            .iter()
+            .map(|(share, into, predicted, actual)| {
+                format!(
+                    "{:.0}%: {into:.1} s in, {predicted:.1} s left predicted, {actual:.1} s actual",
+                    share * 100.0
+                )
+            })
+            .collect();
+        steps.join("; ")
+    }
+}
+
+/// The first load sample with an ETA at or past each tenth of the load's bytes (see
+/// [`Timeline::eta_trace`]).
+fn eta_trace(samples: &[Sample], start: Instant, end: Instant) -> Vec<(f64, f64, f64, f64)> {
+    let mut trace = Vec::new();
+    let mut next = 0.1;
+    for sample in samples.iter().filter(|s| s.progress.phase == Phase::Load) {
+        let p = &sample.progress;
+        let (Some(eta), true) = (p.eta, p.bytes_total > 0) else {
+            continue;
+        };
+        let share = p.bytes as f64 / p.bytes_total as f64;
+        if share < next || sample.at >= end {
+            continue;
+        }
+        trace.push((
+            share,
+            (sample.at - start).as_secs_f64(),
+            eta.as_secs_f64(),
+            (end - sample.at).as_secs_f64(),
+        ));
+        while next <= share {
+            next += 0.1;
+        }
+    }
+    trace
 }
 
 /// For each load sample between [`ETA_FROM`] and [`ETA_TO`] of the load's bytes that has an
