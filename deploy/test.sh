@@ -129,12 +129,14 @@ for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_cat
              "overview", "server_chart_30d", "sign_in", "sign_in_concurrent", "overview_page",
              "projector_catch_up_1_process", "projector_catch_up_2_processes",
              "projector_catch_up_1_process_default", "projector_catch_up_2_processes_default",
-             "mixed_tenant_write_readable", "mixed_tenant_backlog"):
+             "mixed_tenant_write_readable", "mixed_tenant_backlog",
+             "rebuild", "rebuild_load_phase", "rebuild_swap", "rebuild_reads", "raw_copy_load",
+             "raw_copy_indexed"):
     assert name in names, f"report.json lacks measurement {name}"
 # The dashboard's requests must have worked (a refused sign-in or a 404 chart is an error).
 for m in report["measurements"]:
     if m["name"] in ("overview", "server_chart_30d", "sign_in", "overview_page",
-                     "mixed_tenant_write_readable"):
+                     "mixed_tenant_write_readable", "rebuild_reads"):
         assert m["count"] > 0 and m["errors"] == 0, m
 for target in report["targets"]:
     assert isinstance(target["holds"], bool) and target["requirement"], target

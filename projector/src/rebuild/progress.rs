@@ -86,6 +86,19 @@ pub(super) fn bytes_eta(done: u64, remaining: u64, elapsed: Duration) -> Option<
     Some(Duration::from_secs_f64(remaining as f64 / per_second))
 }
 
+/// [`bytes_eta`] as of the last chunk applied (`done` bytes over `measured_over`, the phase's
+/// time until then), counted down by the time since (`since`): between two chunks the ETA
+/// runs down instead of growing as the rate over a longer time falls, so the end it predicts
+/// stays where the last chunk put it.
+pub(super) fn countdown_eta(
+    done: u64,
+    remaining: u64,
+    measured_over: Duration,
+    since: Duration,
+) -> Option<Duration> {
+    bytes_eta(done, remaining, measured_over).map(|eta| eta.saturating_sub(since))
+}
+
 /// A phase measured as a fraction done (the index build): the time left if the rest goes
 /// at the pace so far. `None` before anything is done.
 pub(super) fn fraction_eta(fraction: f64, elapsed: Duration) -> Option<Duration> {
@@ -126,6 +139,8 @@ pub(super) struct Tracker {
     messages: AtomicU64,
     bytes: AtomicU64,
     bytes_total: AtomicU64,
+    /// When the last chunk was counted, in nanoseconds since `started`.
+    applied_at: AtomicU64,
     current: Mutex<Current>,
     /// How long each phase ended so far took (a phase run again adds up).
     took: Mutex<Vec<(Phase, Duration)>>,
@@ -143,6 +158,7 @@ impl Tracker {
             messages: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             bytes_total: AtomicU64::new(0),
+            applied_at: AtomicU64::new(0),
             current: Mutex::new(Current {
                 phase: Phase::Prepare,
                 started: Instant::now(),
@@ -199,6 +215,8 @@ impl Tracker {
         self.messages.fetch_add(messages, Ordering::AcqRel);
         self.records.fetch_add(records, Ordering::AcqRel);
         self.bytes.fetch_add(bytes, Ordering::AcqRel);
+        let at = u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.applied_at.fetch_max(at, Ordering::AcqRel);
     }
 
     /// The stream's bytes, as last looked at.
@@ -218,7 +236,9 @@ impl Tracker {
         let records = self.records.load(Ordering::Acquire);
         let bytes = self.bytes.load(Ordering::Acquire);
         let bytes_total = self.bytes_total.load(Ordering::Acquire).max(bytes);
-        let (phase, in_phase, records_in_phase, bytes_in_phase, fraction) =
+        let now = self.started.elapsed();
+        let applied_at = Duration::from_nanos(self.applied_at.load(Ordering::Acquire));
+        let (phase, in_phase, records_in_phase, bytes_in_phase, fraction, phase_at) =
             match self.current.lock() {
                 Ok(c) => (
                     c.phase,
@@ -226,13 +246,18 @@ impl Tracker {
                     records.saturating_sub(c.records_at_start),
                     bytes.saturating_sub(c.bytes_at_start),
                     c.fraction,
+                    c.started.saturating_duration_since(self.started),
                 ),
-                Err(_) => (Phase::Prepare, Duration::ZERO, 0, 0, None),
+                Err(_) => (Phase::Prepare, Duration::ZERO, 0, 0, None, Duration::ZERO),
             };
         let eta = match phase {
-            Phase::Load | Phase::CatchUp => {
-                bytes_eta(bytes_in_phase, bytes_total - bytes, in_phase)
-            }
+            // Nothing applied in this phase yet: `bytes_in_phase` is 0 and there is no ETA.
+            Phase::Load | Phase::CatchUp => countdown_eta(
+                bytes_in_phase,
+                bytes_total - bytes,
+                applied_at.saturating_sub(phase_at),
+                now.saturating_sub(applied_at),
+            ),
             Phase::IndexBuild => fraction.and_then(|f| fraction_eta(f, in_phase)),
             Phase::Done => Some(Duration::ZERO),
             Phase::Prepare | Phase::Swap => None,
@@ -354,7 +379,7 @@ fn make_progress_bar(shown: bool) -> ProgressBar {
 
 #[cfg(test)]
 mod tests {
-    use super::{bytes_eta, fraction_eta, per_second};
+    use super::{bytes_eta, countdown_eta, fraction_eta, per_second};
     use std::time::Duration;
 
     #[test]
@@ -373,6 +398,39 @@ mod tests {
             "no rate yet"
         );
         assert_eq!(bytes_eta(10, 10, Duration::ZERO), None, "no time yet");
+    }
+
+    #[test]
+    fn between_chunks_the_eta_counts_down_to_the_end_the_last_chunk_predicted() {
+        // 100 MB in the 10 s up to the last chunk, 300 MB left: 30 s from that chunk.
+        let at_chunk = countdown_eta(
+            100_000_000,
+            300_000_000,
+            Duration::from_secs(10),
+            Duration::ZERO,
+        );
+        assert_eq!(at_chunk, Some(Duration::from_secs(30)));
+        let later = countdown_eta(
+            100_000_000,
+            300_000_000,
+            Duration::from_secs(10),
+            Duration::from_secs(4),
+        );
+        assert_eq!(
+            later,
+            Some(Duration::from_secs(26)),
+            "4 s later, the same end"
+        );
+        let overdue = countdown_eta(100, 300, Duration::from_secs(1), Duration::from_secs(9));
+        assert_eq!(
+            overdue,
+            Some(Duration::ZERO),
+            "past the predicted end: due now"
+        );
+        assert_eq!(
+            countdown_eta(0, 300, Duration::ZERO, Duration::from_secs(1)),
+            None
+        );
     }
 
     #[test]
