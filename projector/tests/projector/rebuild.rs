@@ -52,6 +52,16 @@ async fn fold_again(h: &Harness) -> anyhow::Result<TestDb> {
 }
 
 /// Records in the stream under rebuild; `WARDEN_REBUILD_TEST_RECORDS` raises it (README).
+/// Schemas a rebuild made and did not drop (`rebuild_<time>`, `retired_<time>`).
+async fn leftover_schemas(pool: &PgPool) -> anyhow::Result<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM pg_namespace
+         WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'retired\\_%'",
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
 fn large_stream_records() -> usize {
     std::env::var("WARDEN_REBUILD_TEST_RECORDS")
         .ok()
@@ -327,11 +337,6 @@ async fn rebuilding_twice_is_identical_and_one_model_rebuilds_alone() -> anyhow:
             "players_username_prefix_idx",
         ]
     );
-    let leftovers: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'retired\\_%'",
-    )
-    .fetch_one(h.pool())
-    .await?;
-    assert_eq!(leftovers, 0);
+    assert_eq!(leftover_schemas(h.pool()).await?, 0);
     Ok(())
 }

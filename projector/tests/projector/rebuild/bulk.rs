@@ -189,13 +189,11 @@ async fn a_rebuild_swaps_in_permanent_tables_with_the_live_indexes_and_tells_eac
         before,
         "what the rebuild swapped in"
     );
-    let copies: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM pg_namespace
-         WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'retired\\_%'",
-    )
-    .fetch_one(h.pool())
-    .await?;
-    assert_eq!(copies, 0, "the copy's and the retired schemas are dropped");
+    assert_eq!(
+        super::leftover_schemas(h.pool()).await?,
+        0,
+        "the copy's and the retired schemas are dropped"
+    );
 
     // The phases come in order (the channel keeps only the latest, so one may be missed
     // between two looks, never reordered), and the last is done.

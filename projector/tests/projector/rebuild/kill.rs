@@ -310,13 +310,11 @@ async fn a_rebuild_killed_in(kill: Kill) -> anyhow::Result<()> {
         CancellationToken::new(),
     )
     .await?;
-    let leftovers: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM pg_namespace
-         WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'retired\\_%'",
-    )
-    .fetch_one(h.pool())
-    .await?;
-    assert_eq!(leftovers, 0, "schemas left behind");
+    assert_eq!(
+        super::leftover_schemas(h.pool()).await?,
+        0,
+        "schemas left behind"
+    );
     live_caught_up(&h).await?;
     let clean = fold_again(&h).await?;
     assert_same_read_models(h.pool(), &clean.pool).await?;

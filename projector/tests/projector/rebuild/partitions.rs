@@ -299,12 +299,10 @@ async fn an_interrupted_rebuild_leaves_every_partition_as_it_was() -> anyhow::Re
         // Row versions included: the live tables were not even rewritten.
         assert_eq!(&table_checksum(h.pool(), table).await?, before, "{table}");
     }
-    let leftovers: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM pg_namespace
-         WHERE nspname LIKE 'rebuild\\_%' OR nspname LIKE 'retired\\_%'",
-    )
-    .fetch_one(h.pool())
-    .await?;
-    assert_eq!(leftovers, 0, "schemas left behind");
+    assert_eq!(
+        super::leftover_schemas(h.pool()).await?,
+        0,
+        "schemas left behind"
+    );
     Ok(())
 }
