@@ -80,6 +80,19 @@ async fn garbage_and_unknown_versions_are_parked_and_later_messages_apply() -> a
     Ok(())
 }
 
+/// A rank change whose group is too long for the rank index (random text, so compression
+/// cannot shrink it below a B-tree entry's ~2.7 kB): PostgreSQL refuses it, and the players
+/// model parks it.
+pub(crate) fn over_long_rank(player: Uuid) -> Logged<RankChange> {
+    let group: String = (0..250)
+        .map(|_| Uuid::new_v4().simple().to_string())
+        .collect();
+    logged::<RankChange>(&format!(
+        r#"{{"player_uuid":"{player}","action":"set","group":"{group}",
+            "changed_at":"2025-03-01T11:00:00Z"}}"#
+    ))
+}
+
 /// A chat entry (a row of `chat_messages`, and a sighting for `players`) saying `message`.
 pub(crate) fn chat(server: Uuid, player: Uuid, message: &str) -> Logged<ChatEntry> {
     let mut entry: Logged<ChatEntry> = logged(&format!(
@@ -208,14 +221,8 @@ async fn a_refused_message_in_the_middle_of_a_large_chunk_is_the_only_one_parked
                 h.publish(account, Utc::now(), poisoned).await?
             }
             151 => {
-                let group: String = (0..250)
-                    .map(|_| Uuid::new_v4().simple().to_string())
-                    .collect();
-                let huge = logged::<RankChange>(&format!(
-                    r#"{{"player_uuid":"{player}","action":"set","group":"{group}",
-                        "changed_at":"2025-03-01T11:00:00Z"}}"#
-                ));
-                h.publish(account, Utc::now(), vec![huge]).await?
+                h.publish(account, Utc::now(), vec![over_long_rank(player)])
+                    .await?
             }
             _ => {
                 let line = vec![chat(server, player, &format!("m{i:03}"))];

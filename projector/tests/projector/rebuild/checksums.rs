@@ -7,15 +7,15 @@
 //! by the players model only when the index exists: a load without it must still refuse it),
 //! bytes no model can decode, and a log message of an unknown version.
 
-use crate::harness::{DEADLINE, Harness, logged};
-use crate::parking::chat;
+use crate::harness::{DEADLINE, Harness};
+use crate::parking::{chat, over_long_rank};
 use crate::replay_property::random_log::{Message, Pools, message};
 use crate::replay_property::{PARTITIONS, caught_up, publish};
 use crate::workload::contents;
 use chrono::Utc;
 use projector::rebuild::{RebuildOptions, rebuild};
 use proptest::prelude::*;
-use shared::records::{RankChange, RecordKind};
+use shared::records::RecordKind;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -34,14 +34,8 @@ async fn publish_poison(h: &Harness, account: Uuid, kind: u8) -> anyhow::Result<
         }
         1 => {
             // A rank for a player the players model holds (a sighting first), so the update
-            // reaches the index. Random text, so compression cannot shrink it below the btree's ~2.7 kB.
-            let group: String = (0..250)
-                .map(|_| Uuid::new_v4().simple().to_string())
-                .collect();
-            let huge = logged::<RankChange>(&format!(
-                r#"{{"player_uuid":"{player}","action":"set","group":"{group}",
-                    "changed_at":"2025-03-01T11:00:00Z"}}"#
-            ));
+            // reaches the index.
+            let huge = over_long_rank(player);
             let sighting = vec![chat(server, player, "sighted")];
             h.publish(account, Utc::now(), sighting).await?;
             h.publish(account, Utc::now(), vec![huge]).await
