@@ -7,10 +7,10 @@
 //! by the players model only when the index exists: a load without it must still refuse it),
 //! bytes no model can decode, and a log message of an unknown version.
 
-use crate::harness::{DEADLINE, Harness};
+use crate::harness::Harness;
 use crate::parking::{chat, over_long_rank};
 use crate::replay_property::random_log::{Message, Pools, message};
-use crate::replay_property::{PARTITIONS, caught_up, publish};
+use crate::replay_property::{PARTITIONS, caught_up, publish, run_case};
 use crate::workload::contents;
 use chrono::Utc;
 use projector::rebuild::{RebuildOptions, rebuild};
@@ -163,19 +163,6 @@ proptest! {
             .zip((0..POISONS).cycle())
             .map(|(at, kind)| (at % messages.len(), kind))
             .collect();
-        let runtime = tokio::runtime::Runtime::new()
-            .map_err(|e| TestCaseError::fail(format!("tokio runtime: {e}")))?;
-        let outcome = runtime.block_on(async {
-            tokio::time::timeout(
-                DEADLINE * 2,
-                rebuilt_tables_equal_the_live_fold(messages, poison),
-            )
-            .await
-        });
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => return Err(TestCaseError::fail(format!("{error:#}"))),
-            Err(_) => return Err(TestCaseError::fail("timed out")),
-        }
+        run_case(rebuilt_tables_equal_the_live_fold(messages, poison))?;
     }
 }

@@ -180,6 +180,21 @@ async fn a_partitioned_fold_equals_the_whole_log_and_replays_unchanged(
     )
 }
 
+/// Runs one property case on a runtime of its own, within twice the harness's deadline; an
+/// error or a timeout fails the case.
+pub(crate) fn run_case(
+    case: impl std::future::Future<Output = anyhow::Result<()>>,
+) -> Result<(), TestCaseError> {
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| TestCaseError::fail(format!("tokio runtime: {e}")))?;
+    // The timer is made inside the runtime: it needs the runtime's clock.
+    match runtime.block_on(async { tokio::time::timeout(DEADLINE * 2, case).await }) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(TestCaseError::fail(format!("{error:#}"))),
+        Err(_) => Err(TestCaseError::fail("timed out")),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 12,
@@ -196,19 +211,6 @@ proptest! {
             usize::from(PARTITIONS),
         ),
     ) {
-        let runtime = tokio::runtime::Runtime::new()
-            .map_err(|e| TestCaseError::fail(format!("tokio runtime: {e}")))?;
-        let outcome = runtime.block_on(async {
-            tokio::time::timeout(
-                DEADLINE * 2,
-                a_partitioned_fold_equals_the_whole_log_and_replays_unchanged(messages, rewinds),
-            )
-            .await
-        });
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => return Err(TestCaseError::fail(format!("{error:#}"))),
-            Err(_) => return Err(TestCaseError::fail("timed out")),
-        }
+        run_case(a_partitioned_fold_equals_the_whole_log_and_replays_unchanged(messages, rewinds))?;
     }
 }
