@@ -251,6 +251,11 @@ impl Coalescer {
                 splice::splice(encoded[earliest], &encoded)
             }
         };
+        // The merged copy is what is sent: the parts' own payloads (up to max_bytes in all)
+        // are not kept for the length of the publish.
+        for waiting in batch.iter_mut() {
+            waiting.part.payload = Vec::new();
+        }
         self.inner
             .publisher
             .append(key.subject.clone(), message_id, payload)

@@ -48,8 +48,13 @@ async fn write_events(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, IngestError> {
-    let bytes = read_json_body(&headers, body, read_timeout).await?;
-    let prepared = prepare::<CustomEvent>(&state, &bytes)?;
+    // The body is dropped once decoded, not held while the write waits for its ack: with
+    // MAX_WRITES_IN_FLIGHT writes waiting, that was one body (~25 KiB for 100 chat lines)
+    // per slot for nothing.
+    let prepared = {
+        let bytes = read_json_body(&headers, body, read_timeout).await?;
+        prepare::<CustomEvent>(&state, &bytes)?
+    };
     let single = (!prepared.is_batch).then(|| {
         prepared.records.first().map(|logged| EventAccepted {
             id: logged.id,

@@ -35,8 +35,13 @@ async fn write<T: PluginRecord>(
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<WriteReport>), IngestError> {
-    let bytes = read_json_body(&headers, body, read_timeout).await?;
-    let prepared = prepare::<T>(&state, &bytes)?;
+    // The body is dropped once decoded, not held while the write waits for its ack: with
+    // MAX_WRITES_IN_FLIGHT writes waiting, that was one body (~25 KiB for 100 chat lines)
+    // per slot for nothing.
+    let prepared = {
+        let bytes = read_json_body(&headers, body, read_timeout).await?;
+        prepare::<T>(&state, &bytes)?
+    };
     let (report, _) = append(&state, &caller, prepared).await?;
     Ok((StatusCode::ACCEPTED, Json(report)))
 }

@@ -240,3 +240,53 @@ async fn without_its_key_bucket_a_personal_write_is_503_and_nothing_is_appended(
     assert_eq!(ingest.post("/api/plugin/heartbeat", heartbeat).await.0, 202);
     assert_eq!(ingest.log_messages().await.len(), 1);
 }
+
+#[tokio::test]
+async fn a_burst_of_more_new_players_than_key_fetch_slots_is_sealed_and_opens() {
+    // 8 writes at once of 100 chat lines, each line by a player never seen: 800 keys to make,
+    // more than a write fetches at once (64) and than the process does (256), so writes wait
+    // for fetch slots held by the others (keyring::fetch) and must all get through.
+    let ingest = TestIngest::start().await;
+    let batches: Vec<Value> = (0..8)
+        .map(|batch| {
+            let records: Vec<Value> = (0..100)
+                .map(|line| {
+                    json!({"server_id": SERVER, "player_uuid": uuid::Uuid::new_v4(),
+                           "player_name": format!("Burst{batch}x{line}"), "entry_type": "chat",
+                           "message": format!("burst line {batch}/{line}")})
+                })
+                .collect();
+            Value::Array(records)
+        })
+        .collect();
+    let writes = batches
+        .into_iter()
+        .map(|batch| ingest.post("/api/plugin/chat", batch));
+    let answers = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        futures::future::join_all(writes),
+    )
+    .await
+    .expect("every write is answered within 60 s");
+    for (status, body) in answers {
+        assert_eq!(status, 202, "{body}");
+        assert_eq!(body["accepted"], 100, "{body}");
+    }
+    assert!(!raw_log(&ingest).await.contains("burst line"), "sealed");
+    let opened: Vec<String> = ingest
+        .decoded_log()
+        .await
+        .into_iter()
+        .flat_map(|(_, message)| match message.batch {
+            RecordBatch::Chat(records) => records.into_iter().map(|r| r.record.message).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(opened.len(), 800);
+    for batch in 0..8 {
+        for line in 0..100 {
+            let text = format!("burst line {batch}/{line}");
+            assert!(opened.contains(&text), "{text:?} does not open");
+        }
+    }
+}

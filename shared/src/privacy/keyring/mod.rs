@@ -21,7 +21,7 @@ use crate::envelope::LogMessage;
 use async_nats::jetstream::kv;
 use cache::{Cache, PlayerEntry, field_key};
 use codec::{Sealer, erase, for_each_sealed, has_clear_value, open_field, seal_properties};
-use futures::{StreamExt, TryStreamExt};
+use futures::{StreamExt, TryFutureExt, TryStreamExt};
 use std::sync::{Arc, Mutex, MutexGuard};
 use store::{period_name, player_name};
 use uuid::Uuid;
@@ -55,7 +55,7 @@ struct Inner {
     master: MasterKey,
     seal: bool,
     cache: Mutex<Cache>,
-    fetch_slots: tokio::sync::Semaphore,
+    fetch_slots: Arc<tokio::sync::Semaphore>,
 }
 
 /// Seals and opens personal fields; cheap to clone (one cache per process).
@@ -90,7 +90,7 @@ impl Keyring {
                 master,
                 seal,
                 cache: Mutex::new(Cache::default()),
-                fetch_slots: tokio::sync::Semaphore::new(PROCESS_FETCH_CONCURRENCY),
+                fetch_slots: Arc::new(tokio::sync::Semaphore::new(PROCESS_FETCH_CONCURRENCY)),
             }),
         }
     }
@@ -222,18 +222,24 @@ impl Keyring {
         if missing.is_empty() {
             return Ok(());
         }
+        // The process-wide slot is taken (one at a time per call) before a fetch's future is
+        // made: a fetch future is a few KiB, and made first, every waiting call held
+        // FETCH_CONCURRENCY of them while queued for a slot (256 writes x 64 during a burst
+        // of new players: tens of MiB of futures doing nothing).
+        let slots = self.inner.fetch_slots.clone();
         let loaded: Vec<(Need, Option<DataKey>)> = futures::stream::iter(missing)
-            .map(|need| async move {
+            .then(move |need| {
+                slots
+                    .clone()
+                    .acquire_owned()
+                    .map_ok(move |slot| (need, slot))
+            })
+            .map(|acquired| async move {
+                let (need, _slot) = acquired.map_err(unavailable)?;
                 let (store, name) = match need {
                     Need::Player(a, p) => (&self.inner.players, player_name(a, p)),
                     Need::Period(a, c, d) => (&self.inner.accounts, period_name(a, c, d)),
                 };
-                let _slot = self
-                    .inner
-                    .fetch_slots
-                    .acquire()
-                    .await
-                    .map_err(unavailable)?;
                 let key = self.load_key(store, &name, create).await?;
                 Ok::<_, KeyringError>((need, key))
             })
