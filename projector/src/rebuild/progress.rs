@@ -4,9 +4,13 @@
 //! seconds without a bar) and [`RebuildOptions::progress`](super::RebuildOptions::progress)
 //! (the benchmark and the tests watch it).
 
+#[path = "eta.rs"]
+mod eta;
+
+use eta::{ByteRate, fraction_eta};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -76,40 +80,6 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// Load and catch-up: the time left at the phase's rate so far, in the log's bytes (records
-/// per message vary too much to count by messages). `None` until something was applied.
-pub(super) fn bytes_eta(done: u64, remaining: u64, elapsed: Duration) -> Option<Duration> {
-    if done == 0 || elapsed.is_zero() {
-        return None;
-    }
-    let per_second = done as f64 / elapsed.as_secs_f64();
-    Some(Duration::from_secs_f64(remaining as f64 / per_second))
-}
-
-/// [`bytes_eta`] as of the last chunk applied (`done` bytes over `measured_over`, the phase's
-/// time until then), counted down by the time since (`since`): between two chunks the ETA
-/// runs down instead of growing as the rate over a longer time falls, so the end it predicts
-/// stays where the last chunk put it.
-pub(super) fn countdown_eta(
-    done: u64,
-    remaining: u64,
-    measured_over: Duration,
-    since: Duration,
-) -> Option<Duration> {
-    bytes_eta(done, remaining, measured_over).map(|eta| eta.saturating_sub(since))
-}
-
-/// A phase measured as a fraction done (the index build): the time left if the rest goes
-/// at the pace so far. `None` before anything is done.
-pub(super) fn fraction_eta(fraction: f64, elapsed: Duration) -> Option<Duration> {
-    // NaN too: it is not above 0.
-    if fraction.is_nan() || fraction <= 0.0 || elapsed.is_zero() {
-        return None;
-    }
-    let fraction = fraction.min(1.0);
-    Some(elapsed.mul_f64((1.0 - fraction) / fraction))
-}
-
 /// `count` per second over `elapsed` (0 before any time passed).
 pub(super) fn per_second(count: u64, elapsed: Duration) -> f64 {
     if elapsed.is_zero() {
@@ -124,11 +94,12 @@ pub(super) fn per_second(count: u64, elapsed: Duration) -> f64 {
 struct Current {
     phase: Phase,
     started: Instant,
-    /// Records and bytes applied when the phase started: its rate counts only its own.
+    /// Records applied when the phase started: its rate counts only its own.
     records_at_start: u64,
-    bytes_at_start: u64,
     /// The index build's fraction done, when it can be told.
     fraction: Option<f64>,
+    /// The load's and the catch-up's bytes per second, as their chunks land.
+    rate: ByteRate,
 }
 
 /// Follows a rebuild: counts what the replay applied, and tells it (the bar, the log lines,
@@ -139,8 +110,6 @@ pub(super) struct Tracker {
     messages: AtomicU64,
     bytes: AtomicU64,
     bytes_total: AtomicU64,
-    /// When the last chunk was counted, in nanoseconds since `started`.
-    applied_at: AtomicU64,
     current: Mutex<Current>,
     /// How long each phase ended so far took (a phase run again adds up).
     took: Mutex<Vec<(Phase, Duration)>>,
@@ -158,13 +127,12 @@ impl Tracker {
             messages: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             bytes_total: AtomicU64::new(0),
-            applied_at: AtomicU64::new(0),
             current: Mutex::new(Current {
                 phase: Phase::Prepare,
                 started: Instant::now(),
                 records_at_start: 0,
-                bytes_at_start: 0,
                 fraction: None,
+                rate: ByteRate::new(Duration::ZERO),
             }),
             took: Mutex::new(Vec::new()),
             bar: make_progress_bar(bar),
@@ -189,8 +157,8 @@ impl Tracker {
                 phase,
                 started: Instant::now(),
                 records_at_start: self.records.load(Ordering::Acquire),
-                bytes_at_start: self.bytes.load(Ordering::Acquire),
                 fraction: None,
+                rate: ByteRate::new(self.started.elapsed()),
             };
         }
         self.log_phase(phase);
@@ -214,9 +182,11 @@ impl Tracker {
     pub(super) fn applied(&self, messages: u64, records: u64, bytes: u64) {
         self.messages.fetch_add(messages, Ordering::AcqRel);
         self.records.fetch_add(records, Ordering::AcqRel);
-        self.bytes.fetch_add(bytes, Ordering::AcqRel);
-        let at = u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.applied_at.fetch_max(at, Ordering::AcqRel);
+        // Under the phase's lock, so the rate sees the landings in the order of their bytes
+        // and times (a chunk a second; the lock is held for a few instructions).
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let total = self.bytes.fetch_add(bytes, Ordering::AcqRel) + bytes;
+        current.rate.landed(self.started.elapsed(), total);
     }
 
     /// The stream's bytes, as last looked at.
@@ -233,44 +203,33 @@ impl Tracker {
 
     /// Where the rebuild stands now.
     pub(super) fn snapshot(&self) -> Progress {
+        // The counts and the time read under the phase's lock, as `applied` writes them:
+        // the bytes left and the newest landing the ETA counts from agree.
+        let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         let records = self.records.load(Ordering::Acquire);
         let bytes = self.bytes.load(Ordering::Acquire);
         let bytes_total = self.bytes_total.load(Ordering::Acquire).max(bytes);
         let now = self.started.elapsed();
-        let applied_at = Duration::from_nanos(self.applied_at.load(Ordering::Acquire));
-        let (phase, in_phase, records_in_phase, bytes_in_phase, fraction, phase_at) =
-            match self.current.lock() {
-                Ok(c) => (
-                    c.phase,
-                    c.started.elapsed(),
-                    records.saturating_sub(c.records_at_start),
-                    bytes.saturating_sub(c.bytes_at_start),
-                    c.fraction,
-                    c.started.saturating_duration_since(self.started),
-                ),
-                Err(_) => (Phase::Prepare, Duration::ZERO, 0, 0, None, Duration::ZERO),
-            };
-        let eta = match phase {
-            // Nothing applied in this phase yet: `bytes_in_phase` is 0 and there is no ETA.
-            Phase::Load | Phase::CatchUp => countdown_eta(
-                bytes_in_phase,
-                bytes_total - bytes,
-                applied_at.saturating_sub(phase_at),
-                now.saturating_sub(applied_at),
-            ),
-            Phase::IndexBuild => fraction.and_then(|f| fraction_eta(f, in_phase)),
+        let in_phase = current.started.elapsed();
+        let eta = match current.phase {
+            // None before two of the phase's chunks landed (see `eta`).
+            Phase::Load | Phase::CatchUp => current.rate.eta(bytes_total - bytes, now),
+            Phase::IndexBuild => current.fraction.and_then(|f| fraction_eta(f, in_phase)),
             Phase::Done => Some(Duration::ZERO),
             Phase::Prepare | Phase::Swap => None,
         };
         Progress {
-            phase,
+            phase: current.phase,
             records,
             messages: self.messages.load(Ordering::Acquire),
             bytes,
             bytes_total,
-            records_per_second: per_second(records_in_phase, in_phase),
+            records_per_second: per_second(
+                records.saturating_sub(current.records_at_start),
+                in_phase,
+            ),
             eta,
-            elapsed: self.started.elapsed(),
+            elapsed: now,
         }
     }
 
@@ -379,76 +338,8 @@ fn make_progress_bar(shown: bool) -> ProgressBar {
 
 #[cfg(test)]
 mod tests {
-    use super::{bytes_eta, countdown_eta, fraction_eta, per_second};
+    use super::per_second;
     use std::time::Duration;
-
-    #[test]
-    fn the_load_eta_is_the_bytes_left_at_the_rate_so_far() {
-        // 100 MB in 10 s: 10 MB/s; 300 MB left take 30 s.
-        let eta = bytes_eta(100_000_000, 300_000_000, Duration::from_secs(10));
-        assert_eq!(eta, Some(Duration::from_secs(30)));
-        assert_eq!(
-            bytes_eta(5, 0, Duration::from_secs(1)),
-            Some(Duration::ZERO),
-            "nothing left"
-        );
-        assert_eq!(
-            bytes_eta(0, 10, Duration::from_secs(3)),
-            None,
-            "no rate yet"
-        );
-        assert_eq!(bytes_eta(10, 10, Duration::ZERO), None, "no time yet");
-    }
-
-    #[test]
-    fn between_chunks_the_eta_counts_down_to_the_end_the_last_chunk_predicted() {
-        // 100 MB in the 10 s up to the last chunk, 300 MB left: 30 s from that chunk.
-        let at_chunk = countdown_eta(
-            100_000_000,
-            300_000_000,
-            Duration::from_secs(10),
-            Duration::ZERO,
-        );
-        assert_eq!(at_chunk, Some(Duration::from_secs(30)));
-        let later = countdown_eta(
-            100_000_000,
-            300_000_000,
-            Duration::from_secs(10),
-            Duration::from_secs(4),
-        );
-        assert_eq!(
-            later,
-            Some(Duration::from_secs(26)),
-            "4 s later, the same end"
-        );
-        let overdue = countdown_eta(100, 300, Duration::from_secs(1), Duration::from_secs(9));
-        assert_eq!(
-            overdue,
-            Some(Duration::ZERO),
-            "past the predicted end: due now"
-        );
-        assert_eq!(
-            countdown_eta(0, 300, Duration::ZERO, Duration::from_secs(1)),
-            None
-        );
-    }
-
-    #[test]
-    fn a_fraction_eta_extrapolates_the_pace_so_far() {
-        let eta = fraction_eta(0.25, Duration::from_secs(10));
-        assert_eq!(eta, Some(Duration::from_secs(30)));
-        assert_eq!(
-            fraction_eta(1.0, Duration::from_secs(10)),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(
-            fraction_eta(2.0, Duration::from_secs(10)),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(fraction_eta(0.0, Duration::from_secs(10)), None);
-        assert_eq!(fraction_eta(f64::NAN, Duration::from_secs(10)), None);
-        assert_eq!(fraction_eta(0.5, Duration::ZERO), None);
-    }
 
     #[test]
     fn rates_are_per_second_of_the_phase() {
