@@ -285,6 +285,7 @@ impl ChunkSink for PartitionSink<'_> {
             partition: self.partition,
             subjects: &projector.subjects,
             committed: self.committed.load(Ordering::Relaxed),
+            load: projections::Load::Statements,
         };
         let outcome = applier
             .apply_chunk(delivered, projections::READ_MODELS)

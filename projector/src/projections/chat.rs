@@ -13,6 +13,7 @@
 //! days), which read the record, not this table.
 
 use super::Positioned;
+use super::bulk::{self, BinaryRows};
 use chrono::{DateTime, Utc};
 use shared::envelope::RecordBatch;
 use shared::records::ChatEntryType;
@@ -110,7 +111,7 @@ impl<'a> ChatColumns<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Chat;
 
-read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply }
+read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply, bulk: apply_bulk }
 
 /// Inserts the chat rows of `messages`; returns the rows inserted. Public so the benchmark's
 /// raw-insert baseline measures exactly these statements.
@@ -121,6 +122,33 @@ pub async fn apply(conn: &mut PgConnection, messages: &[&Positioned]) -> Result<
         inserted += insert(conn, &columns, rows).await?;
     }
     Ok(inserted)
+}
+
+/// [`apply`] into a rebuild's copy: one binary `COPY` of the rows, or [`apply`] when
+/// PostgreSQL refuses it (a repeated id, a value it refuses), under a savepoint.
+pub(crate) async fn apply_bulk(
+    conn: &mut PgConnection,
+    messages: &[&Positioned],
+) -> Result<u64, sqlx::Error> {
+    let c = ChatColumns::of(messages);
+    let mut rows = BinaryRows::new(8);
+    for i in 0..c.len() {
+        rows.row()
+            .uuid(c.account_id[i])
+            .uuid(c.id[i])
+            .uuid(c.player_uuid[i])
+            .uuid(c.server_id[i])
+            .text(c.entry_type[i])
+            .text(c.message[i])
+            .text_or_null(c.channel[i])
+            .timestamptz(c.sent_at[i]);
+    }
+    let into = "chat_messages (account_id, id, player_uuid, server_id, entry_type, message, \
+                channel, sent_at)";
+    if bulk::copy_or_refused(conn, into, rows).await? {
+        return Ok(c.len() as u64);
+    }
+    apply(conn, messages).await
 }
 
 async fn insert(

@@ -14,14 +14,16 @@
 /// Implements [`ReadModel`] for a module's unit struct: its checkpoint name, the tables it
 /// owns, and the module's `async fn(&mut PgConnection, &[&Positioned]) -> Result<u64, _>` fold:
 /// `read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply }`, with
-/// `load_indexes: [...]` before `fold` when it has [some](ReadModel::load_indexes). A model
+/// `load_indexes: [...]` before `fold` when it has [some](ReadModel::load_indexes), and
+/// `bulk: path` after it when it has a [bulk load](ReadModel::apply_bulk). A model
 /// with [dependencies](ReadModel::depends_on) writes its `impl ReadModel` by hand.
 macro_rules! read_model {
     (
         $model:ident: $name:literal,
         tables: [$($table:literal),+ $(,)?],
         $(load_indexes: [$($index:literal),* $(,)?],)?
-        fold: $fold:path $(,)?
+        fold: $fold:path
+        $(, bulk: $bulk:path)? $(,)?
     ) => {
         impl $crate::projections::ReadModel for $model {
             fn name(&self) -> &'static str {
@@ -45,6 +47,16 @@ macro_rules! read_model {
             ) -> ::futures::future::BoxFuture<'a, Result<u64, ::sqlx::Error>> {
                 Box::pin($fold(conn, messages))
             }
+
+            $(
+                fn apply_bulk<'a>(
+                    &'a self,
+                    conn: &'a mut ::sqlx::PgConnection,
+                    messages: &'a [&'a $crate::projections::Positioned],
+                ) -> ::futures::future::BoxFuture<'a, Result<u64, ::sqlx::Error>> {
+                    Box::pin($bulk(conn, messages))
+                }
+            )?
         }
     };
 }
@@ -52,6 +64,7 @@ macro_rules! read_model {
 pub mod active_days;
 pub mod anticheat_flags;
 mod apply;
+mod bulk;
 pub mod chat;
 pub mod erasure;
 pub mod notes;
@@ -66,7 +79,7 @@ use futures::future::BoxFuture;
 use shared::envelope::LogMessage;
 use sqlx::PgConnection;
 
-pub(crate) use apply::{Applier, ChunkOutcome, apply_isolated};
+pub(crate) use apply::{Applier, ChunkOutcome, ModelOutcome, Prepared, apply_isolated};
 
 /// Every read model this build maintains (a model comes after every model it
 /// [depends on](ReadModel::depends_on), the order a parked retry applies them in). The only
@@ -120,6 +133,29 @@ pub trait ReadModel: Send + Sync {
         conn: &'a mut PgConnection,
         messages: &'a [&'a Positioned],
     ) -> BoxFuture<'a, Result<u64, sqlx::Error>>;
+
+    /// As [`apply`](ReadModel::apply), into a rebuild's copy, which only the rebuild writes: a
+    /// model may store append-only rows with a binary `COPY` ([`bulk`]), falling back to its
+    /// statements for messages whose `COPY` PostgreSQL refuses, so it ends with the same rows
+    /// and refuses the same messages. [`apply`](ReadModel::apply) unless the model has one.
+    fn apply_bulk<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        messages: &'a [&'a Positioned],
+    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        self.apply(conn, messages)
+    }
+}
+
+/// How a fold stores its rows: with its statements (the live projector, a parked retry), or in
+/// bulk where that ends with the same rows (a rebuild's copy: [`ReadModel::apply_bulk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Load {
+    /// [`ReadModel::apply`].
+    #[default]
+    Statements,
+    /// [`ReadModel::apply_bulk`].
+    Bulk,
 }
 
 /// A model shows as its name (in logs, errors and test failures).

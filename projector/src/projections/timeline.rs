@@ -5,8 +5,11 @@
 //! event on each UTC day) and `event_day_players` (how many).
 
 use super::Positioned;
+use super::bulk::{self, BinaryRows};
+use chrono::{DateTime, NaiveDate, Timelike, Utc};
 use shared::timeline::{TimelineEvent, events_of};
 use sqlx::PgConnection;
+use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
 /// Rows per INSERT: batched, yet bounded so one statement's parameters stay small.
@@ -20,6 +23,7 @@ read_model! {
     Timeline: "timeline",
     tables: ["events", "event_hours", "event_player_days", "event_day_players"],
     fold: apply,
+    bulk: apply_bulk,
 }
 
 /// Inserts the timeline rows of `messages`; an event id the account already has is kept as
@@ -101,4 +105,158 @@ pub async fn insert_events(
     .fetch_one(conn)
     .await?;
     Ok(u64::try_from(inserted).unwrap_or(0))
+}
+
+/// [`apply`] into a rebuild's copy: one binary `COPY` of the events and the rollups of every
+/// event copied (as [`insert_events`] adds those of the rows it inserted), under a savepoint;
+/// [`apply`] when PostgreSQL refuses any of it (a repeated id, a value it refuses), so a
+/// refused message is refused by [`apply`]'s statement, as on the live projector.
+pub(crate) async fn apply_bulk(
+    conn: &mut PgConnection,
+    messages: &[&Positioned],
+) -> Result<u64, sqlx::Error> {
+    use sqlx::Connection;
+    let events: Vec<TimelineEvent> = messages
+        .iter()
+        .flat_map(|m| events_of(m.stream_sequence, &m.message))
+        .collect();
+    if events.is_empty() {
+        return Ok(0);
+    }
+    let mut savepoint = conn.begin().await?;
+    match copy_events(&mut savepoint, &events).await {
+        Ok(()) => {
+            savepoint.commit().await?;
+            Ok(events.len() as u64)
+        }
+        Err(sqlx::Error::Database(error)) => {
+            tracing::debug!(%error, "COPY of events refused; applying them with statements");
+            savepoint.rollback().await?;
+            apply(conn, messages).await
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Copies `events` into `events` and adds every one of them to the rollups.
+async fn copy_events(conn: &mut PgConnection, events: &[TimelineEvent]) -> Result<(), sqlx::Error> {
+    let mut rows = BinaryRows::new(10);
+    for e in events {
+        rows.row()
+            .uuid(e.account_id)
+            .uuid(e.id)
+            .bigint(e.seq)
+            .text(&e.name)
+            .boolean(e.is_internal)
+            .uuid_or_null(e.player_uuid)
+            .uuid_or_null(e.server_id)
+            .text(&e.properties)
+            .timestamptz(e.occurred_at)
+            .timestamptz(e.received_at);
+    }
+    bulk::copy_in(
+        conn,
+        "events (account_id, id, seq, name, is_internal, player_uuid, server_id, properties, \
+         occurred_at, received_at)",
+        rows,
+    )
+    .await?;
+    let rollups = Rollups::of(events);
+    for part in super::statement_ranges(
+        rollups.hours.len().max(rollups.days.len()),
+        ROWS_PER_STATEMENT,
+    ) {
+        add_rollups(conn, &rollups, part).await?;
+    }
+    Ok(())
+}
+
+/// (account, name, UTC hour, server or the nil id): a row of `event_hours`.
+type HourKey<'a> = (Uuid, &'a str, DateTime<Utc>, Uuid);
+
+/// What [`insert_events`]'s statement adds to the trends rollups for rows it inserted.
+#[derive(Debug, Default, PartialEq)]
+struct Rollups<'a> {
+    /// Events per hour key.
+    hours: Vec<(HourKey<'a>, i64)>,
+    /// (account, name, UTC day, player) of the events with a player, without repeats.
+    days: Vec<(Uuid, &'a str, NaiveDate, Uuid)>,
+}
+
+impl<'a> Rollups<'a> {
+    fn of(events: &'a [TimelineEvent]) -> Self {
+        let mut hours: BTreeMap<HourKey<'_>, i64> = BTreeMap::new();
+        let mut days = BTreeSet::new();
+        for e in events {
+            // date_trunc('hour', occurred_at, 'UTC'): whole microseconds below the hour go.
+            let hour = e
+                .occurred_at
+                .with_nanosecond(0)
+                .and_then(|t| t.with_second(0))
+                .and_then(|t| t.with_minute(0))
+                .unwrap_or(e.occurred_at);
+            let key = (
+                e.account_id,
+                e.name.as_str(),
+                hour,
+                e.server_id.unwrap_or_default(),
+            );
+            *hours.entry(key).or_default() += 1;
+            if let Some(player) = e.player_uuid {
+                days.insert((
+                    e.account_id,
+                    e.name.as_str(),
+                    e.occurred_at.date_naive(),
+                    player,
+                ));
+            }
+        }
+        Rollups {
+            hours: hours.into_iter().collect(),
+            days: days.into_iter().collect(),
+        }
+    }
+}
+
+/// Adds the hours and days of `rollups` in `part` (each list cut to it) to the rollups, and
+/// each day newly stored to its count, as [`insert_events`] does.
+async fn add_rollups(
+    conn: &mut PgConnection,
+    rollups: &Rollups<'_>,
+    part: std::ops::Range<usize>,
+) -> Result<(), sqlx::Error> {
+    let cut = |len: usize| part.start.min(len)..part.end.min(len);
+    let hours = &rollups.hours[cut(rollups.hours.len())];
+    let days = &rollups.days[cut(rollups.days.len())];
+    sqlx::query(
+        "WITH hours AS (
+         INSERT INTO event_hours (account_id, name, hour, server_id, events)
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::timestamptz[], $4::uuid[], $5::bigint[])
+         ON CONFLICT (account_id, name, hour, server_id)
+             DO UPDATE SET events = event_hours.events + excluded.events
+         ), days AS (
+         INSERT INTO event_player_days (account_id, name, day, player_uuid)
+         SELECT * FROM UNNEST($6::uuid[], $7::text[], $8::date[], $9::uuid[])
+         ON CONFLICT DO NOTHING
+         RETURNING account_id, name, day
+         )
+         INSERT INTO event_day_players (account_id, name, day, players)
+         SELECT account_id, name, day, count(*)
+         FROM days
+         GROUP BY 1, 2, 3
+         ON CONFLICT (account_id, name, day)
+             DO UPDATE SET players = event_day_players.players + excluded.players",
+    )
+    .bind(hours.iter().map(|((a, ..), _)| *a).collect::<Vec<_>>())
+    .bind(hours.iter().map(|((_, n, ..), _)| *n).collect::<Vec<_>>())
+    .bind(hours.iter().map(|((_, _, h, _), _)| *h).collect::<Vec<_>>())
+    .bind(hours.iter().map(|((.., s), _)| *s).collect::<Vec<_>>())
+    .bind(hours.iter().map(|(_, count)| *count).collect::<Vec<_>>())
+    .bind(days.iter().map(|(a, ..)| *a).collect::<Vec<_>>())
+    .bind(days.iter().map(|(_, n, ..)| *n).collect::<Vec<_>>())
+    .bind(days.iter().map(|(_, _, d, _)| *d).collect::<Vec<_>>())
+    .bind(days.iter().map(|(.., p)| *p).collect::<Vec<_>>())
+    .execute(conn)
+    .await?;
+    Ok(())
 }

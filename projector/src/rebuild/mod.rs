@@ -8,11 +8,14 @@
 //!    the copy, and the partitions replay concurrently, by the same path as the live projector
 //!    (each model in its own transaction: [`projections::Applier`]), with at most
 //!    `PROJECTOR_APPLY_CONCURRENCY` model transactions, and as many partitions applying a chunk, at
-//!    once ([`replay::partitions_at_once`]). The copy lives in its own schema ([`copy`]), so reads
+//!    once ([`replay::partitions_at_once`]). Within a partition the models are pipelined
+//!    ([`pipeline`]): each moves on to the next chunk once it has committed one, on chunks of up
+//!    to [`pipeline::CHUNK_MESSAGES`] messages. The copy lives in its own schema ([`copy`]), so reads
 //!    of the live tables never see it. Personal fields are opened with the keys as they are now:
 //!    what was erased, or left retention, replays as erased. The copy loads in bulk mode: unlogged,
 //!    without the indexes no fold reads through, on connections that commit asynchronously
-//!    ([`copy`]).
+//!    ([`copy`]), and the folds that have one store their append-only rows with a binary `COPY`
+//!    ([`ReadModel::apply_bulk`]).
 //! 3. Index build: once every partition of the copy has reached the live checkpoints, the replay
 //!    pauses while the copy's tables are made logged, its other indexes are built under the live
 //!    names, and statistics gathered ([`indexes`]).
@@ -38,8 +41,10 @@ mod copy;
 mod deferred;
 mod indexes;
 mod partition;
+mod pipeline;
 mod progress;
 mod replay;
+mod stages;
 mod swap;
 
 use crate::checkpoint;

@@ -5,6 +5,7 @@
 //! idle partition's checkpoints there too, past any message the partition's reader is ever
 //! delivered, and the copy must be able to reach them.
 
+use super::pipeline;
 use super::replay::{Chunk, Replay};
 use crate::checkpoint::Partition;
 use crate::config::Config;
@@ -29,6 +30,8 @@ const IDLE_CHECK: Duration = Duration::from_millis(200);
 pub(super) struct PartitionReplay {
     pub(super) partition: Partition,
     chunks: Chunks,
+    /// Messages per chunk of the consumer (`PROJECTOR_BATCH_MAX`).
+    batch_max: usize,
 }
 
 impl PartitionReplay {
@@ -60,25 +63,19 @@ impl PartitionReplay {
         Ok(PartitionReplay {
             partition,
             chunks: Box::pin(chunks),
+            batch_max: config.batch_max.max(1),
         })
     }
 
-    /// Applies this partition's chunks to the copy until `pause` (after the chunk applying
-    /// then) or a failure.
+    /// Applies this partition's chunks to the copy, pipelined ([`pipeline`]), until `pause`
+    /// (after the chunks read by then) or a failure.
     pub(super) async fn fill(
         &mut self,
         replay: &Replay<'_>,
         pause: &CancellationToken,
     ) -> anyhow::Result<()> {
-        loop {
-            // The select only picks what happens next; the work happens outside it.
-            let chunk = tokio::select! {
-                biased;
-                () = pause.cancelled() => return Ok(()),
-                chunk = self.chunks.next() => chunk.context("the event log's consumer ended")?,
-            };
-            replay.apply(self.partition, chunk).await?;
-        }
+        let (partition, batch_max) = (self.partition, self.batch_max);
+        pipeline::fill(replay, partition, &mut self.chunks, batch_max, pause).await
     }
 
     /// Applies this partition's chunks until the copy holds `target` (or holds every message

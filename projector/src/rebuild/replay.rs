@@ -1,10 +1,11 @@
 //! The replay's side of a rebuild: applying each partition of the log to the copy, and
 //! counting what it applied ([`Tracker`]).
 
+use super::pipeline::READ_AHEAD;
 use super::progress::Tracker;
 use crate::checkpoint::Partition;
 use crate::error::ProjectorError;
-use crate::projections::{self, Delivered, ReadModel};
+use crate::projections::{self, ChunkOutcome, Delivered, ReadModel};
 use async_nats::jetstream::consumer::pull::OrderedError;
 use shared::privacy::Keyring;
 use shared::subjects::Subjects;
@@ -27,9 +28,11 @@ pub(super) struct Replay<'a> {
     /// One per model transaction at once, shared by every partition: the whole replay runs
     /// at most `PROJECTOR_APPLY_CONCURRENCY` of them.
     slots: Semaphore,
-    /// One per partition applying a chunk ([`partitions_at_once`]): bounds the chunks decoded
-    /// at once, and the connections they take beside their models' transactions (the
-    /// checkpoint floor, parking what no model can read).
+    /// One per chunk decoded and not yet committed by every model: [`READ_AHEAD`] for each
+    /// partition applying at once ([`partitions_at_once`]). Bounds the chunks decoded at once
+    /// (a log of 1,024 partitions does not decode 1,024 chunks at once), and the connections
+    /// they take beside their models' transactions (the checkpoint floor, parking what no
+    /// model can read).
     chunks: Semaphore,
     /// The stream sequence each partition of the copy stands at: its last message applied,
     /// or the stream's end when it holds every message of the partition up to it.
@@ -71,7 +74,9 @@ impl<'a> Replay<'a> {
             models,
             subjects,
             slots: Semaphore::new(apply_concurrency.max(1)),
-            chunks: Semaphore::new(partitions_at_once(apply_concurrency, subjects.partitions())),
+            chunks: Semaphore::new(
+                partitions_at_once(apply_concurrency, subjects.partitions()) * READ_AHEAD,
+            ),
             positions: (0..subjects.partitions())
                 .map(|_| AtomicU64::new(0))
                 .collect(),
@@ -123,38 +128,74 @@ impl<'a> Replay<'a> {
         })
     }
 
-    /// Applies one chunk of `partition` to the copy; a broken delivery fails the rebuild.
+    /// Applies one chunk of `partition` to the copy, every model of it before the next chunk
+    /// (the swap's catch-up); a broken delivery fails the rebuild.
     pub(super) async fn apply(&self, partition: Partition, chunk: Chunk) -> anyhow::Result<()> {
-        let mut delivered = Vec::with_capacity(chunk.len());
-        let mut waiting = 0;
-        // This partition's messages (another partition's legacy ones count there), and
-        // their bytes as the stream counts them, so the load's share of the stream's bytes
-        // tells how far it got.
-        let (mut own, mut bytes) = (0, 0);
+        let received = self.receive(partition, chunk)?;
+        let _applying = self.chunk_permit().await?;
+        let outcome = self
+            .applier(partition)
+            .apply_chunk(&received.delivered, self.models)
+            .await?;
+        self.counted(partition, &outcome, &received);
+        Ok(())
+    }
+
+    /// `chunk` as delivered, and what it counts for progress; a broken delivery is an error.
+    pub(super) fn receive(&self, partition: Partition, chunk: Chunk) -> anyhow::Result<Received> {
+        let mut received = Received {
+            delivered: Vec::with_capacity(chunk.len()),
+            own: 0,
+            bytes: 0,
+            waiting: 0,
+        };
         for message in chunk {
             let message = message.map_err(ProjectorError::event_log)?;
             let info = message.info().map_err(ProjectorError::event_log)?;
-            waiting = info.pending;
+            received.waiting = info.pending;
+            // This partition's messages (another partition's legacy ones count there), and
+            // their bytes as the stream counts them, so the load's share of the stream's
+            // bytes tells how far it got.
             if self.subjects.partition_of_subject(&message.subject) == partition {
-                own += 1;
-                bytes += stored_size(&message);
+                received.own += 1;
+                received.bytes += stored_size(&message);
             }
-            delivered.push(Delivered {
+            received.delivered.push(Delivered {
                 stream_sequence: info.stream_sequence,
                 subject: message.subject.to_string(),
                 payload: message.payload.clone(),
             });
         }
-        let _applying = self
-            .chunks
+        Ok(received)
+    }
+
+    /// Adds `more` (the chunk after `received` in the partition) to `received`.
+    pub(super) fn append(received: &mut Received, more: Received) {
+        received.delivered.extend(more.delivered);
+        received.own += more.own;
+        received.bytes += more.bytes;
+        received.waiting = more.waiting;
+    }
+
+    /// A permit for one chunk decoded and not yet committed by every model (see `chunks`).
+    pub(super) async fn chunk_permit(&self) -> anyhow::Result<tokio::sync::SemaphorePermit<'_>> {
+        self.chunks
             .acquire()
             .await
-            .map_err(|_| anyhow::anyhow!("the rebuild's chunk permits were closed"))?;
-        // The live projector's path: each model in its own transaction on the copy's pool,
-        // every connection of which puts the copy's schema first on its search_path, with
-        // the checkpoints of this partition (another partition's legacy messages are left
-        // out, and its checkpoints still move past them). The slots are every partition's.
-        let applier = projections::Applier {
+            .map_err(|_| anyhow::anyhow!("the rebuild's chunk permits were closed"))
+    }
+
+    /// The slots of the model transactions (every partition's).
+    pub(super) fn slots(&self) -> &Semaphore {
+        &self.slots
+    }
+
+    /// The live projector's path: each model in its own transaction on the copy's pool,
+    /// every connection of which puts the copy's schema first on its search_path, with the
+    /// checkpoints of `partition` (another partition's legacy messages are left out, and
+    /// its checkpoints still move past them). The slots are every partition's.
+    pub(super) fn applier(&self, partition: Partition) -> projections::Applier<'_> {
+        projections::Applier {
             pool: self.pool,
             keyring: self.keyring,
             concurrency: 1,
@@ -163,18 +204,38 @@ impl<'a> Replay<'a> {
             subjects: self.subjects,
             // The copy is written by this rebuild alone, and thrown away on any failure.
             committed: 0,
-        };
-        let outcome = applier.apply_chunk(&delivered, self.models).await?;
+            load: projections::Load::Bulk,
+        }
+    }
+
+    /// Counts a chunk of `partition` that every model committed (`outcome`), and moves the
+    /// partition's position past it.
+    pub(super) fn counted(
+        &self,
+        partition: Partition,
+        outcome: &ChunkOutcome,
+        received: &Received,
+    ) {
         let records = outcome.messages_by_kind.values().map(|(_, r)| r).sum();
         if let Some(position) = self.positions.get(usize::from(partition)) {
             position.fetch_max(outcome.last_sequence, Ordering::AcqRel);
         }
         if let Some(drained) = self.drained.get(usize::from(partition)) {
-            drained.store(waiting == 0, Ordering::Release);
+            drained.store(received.waiting == 0, Ordering::Release);
         }
-        self.tracker.applied(own, records, bytes);
-        Ok(())
+        self.tracker.applied(received.own, records, received.bytes);
     }
+}
+
+/// A chunk of one partition as received: its messages, and what it counts for progress.
+pub(super) struct Received {
+    /// Every message delivered, in log order (taken once the chunk is decoded).
+    pub(super) delivered: Vec<Delivered>,
+    /// The partition's own messages among them, and their bytes as the stream counts them.
+    own: u64,
+    bytes: u64,
+    /// Messages the consumer still had waiting after the last one.
+    waiting: u64,
 }
 
 /// What JetStream's file store counts for `message` in the stream's bytes: its subject,

@@ -3,6 +3,7 @@
 
 mod bulk;
 mod checksums;
+mod copy_load;
 mod kill;
 mod partitions;
 mod process;

@@ -10,7 +10,7 @@
 //! outage) is an `Err`, and the caller's transaction must be dropped.
 
 use crate::error::{ProjectorError, refusal_reason, refuses_data, sqlstate};
-use crate::projections::{Positioned, ReadModel};
+use crate::projections::{Load, Positioned, ReadModel};
 use sqlx::{Connection, PgConnection};
 use std::collections::VecDeque;
 
@@ -56,6 +56,16 @@ pub(crate) async fn apply_isolated(
     targets: &[(&'static dyn ReadModel, u64)],
     messages: &[Positioned],
 ) -> Result<Vec<(usize, Refusal)>, ProjectorError> {
+    apply_isolated_as(conn, targets, messages, Load::Statements).await
+}
+
+/// [`apply_isolated`], the folds storing their rows as `load` says.
+pub(crate) async fn apply_isolated_as(
+    conn: &mut PgConnection,
+    targets: &[(&'static dyn ReadModel, u64)],
+    messages: &[Positioned],
+    load: Load,
+) -> Result<Vec<(usize, Refusal)>, ProjectorError> {
     let mut refused = Vec::new();
     let mut parts = VecDeque::new();
     parts.push_back(0..messages.len());
@@ -64,7 +74,7 @@ pub(crate) async fn apply_isolated(
         if part.is_empty() {
             continue;
         }
-        let Err(refusal) = apply_part(conn, targets, &messages[part.clone()]).await? else {
+        let Err(refusal) = apply_part(conn, targets, &messages[part.clone()], load).await? else {
             continue;
         };
         if part.len() == 1 {
@@ -90,6 +100,7 @@ async fn apply_part(
     conn: &mut PgConnection,
     targets: &[(&'static dyn ReadModel, u64)],
     messages: &[Positioned],
+    load: Load,
 ) -> Result<Result<(), Refusal>, ProjectorError> {
     let mut savepoint = conn.begin().await?;
     for &(model, checkpoint) in targets {
@@ -100,7 +111,11 @@ async fn apply_part(
         if pending.is_empty() {
             continue;
         }
-        match model.apply(&mut savepoint, &pending).await {
+        let applied = match load {
+            Load::Statements => model.apply(&mut savepoint, &pending).await,
+            Load::Bulk => model.apply_bulk(&mut savepoint, &pending).await,
+        };
+        match applied {
             Ok(rows) => tracing::debug!(projection = model.name(), rows, "applied"),
             Err(error) if refuses_data(&error) => {
                 savepoint.rollback().await?;

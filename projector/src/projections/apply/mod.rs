@@ -21,10 +21,11 @@ mod isolate;
 mod model;
 mod schedule;
 
-use super::{Delivered, Positioned, ReadModel, names_of};
+use super::{Delivered, Load, Positioned, ReadModel, names_of};
 use crate::checkpoint::{self, EVERY_MODEL, Parked};
 use crate::error::ProjectorError;
-use model::{Decoded, ModelOutcome};
+use model::Decoded;
+pub(crate) use model::ModelOutcome;
 use shared::envelope::{DecodeError, LogMessage};
 use shared::privacy::Keyring;
 use shared::subjects::Subjects;
@@ -77,6 +78,8 @@ pub(crate) struct Applier<'a> {
     /// [`ProjectorError::CheckpointBehind`] and the consumer resumes from the checkpoints,
     /// rather than applying past a gap. 0 checks nothing.
     pub(crate) committed: u64,
+    /// How the folds store their rows: [`Load::Bulk`] only into a rebuild's copy.
+    pub(crate) load: Load,
 }
 
 impl Applier<'_> {
@@ -87,55 +90,9 @@ impl Applier<'_> {
         chunk: &[Delivered],
         models: &[&'static dyn ReadModel],
     ) -> Result<ChunkOutcome, ProjectorError> {
-        let Some(last) = chunk.last() else {
+        let Some(prepared) = self.prepare(Cow::Borrowed(chunk), models).await? else {
             return Ok(ChunkOutcome::default());
         };
-        // Another partition's legacy messages are left out, but the checkpoints still move
-        // past them (to the chunk's last sequence), so they are not read again.
-        let owns = |d: &Delivered| self.subjects.partition_of_subject(&d.subject) == self.partition;
-        let chunk: Cow<'_, [Delivered]> = if chunk.iter().all(owns) {
-            Cow::Borrowed(chunk)
-        } else {
-            Cow::Owned(chunk.iter().filter(|d| owns(d)).cloned().collect())
-        };
-        let chunk = chunk.as_ref();
-        // Decoded and opened before any transaction: fetching keys never holds a checkpoint
-        // lock, and a key bucket outage fails the chunk before anything was written.
-        let readings = read_all(self.keyring, chunk).await?;
-        // Unlocked, only to leave out what every model holds already (a redelivery): each
-        // model's transaction locks and reads its own checkpoint again.
-        let floor = checkpoint::resume_after(self.pool, &names_of(models), self.partition).await?;
-        let last_sequence = last.stream_sequence.max(floor);
-
-        let mut decoded = Decoded {
-            messages: Vec::with_capacity(chunk.len()),
-            sources: Vec::with_capacity(chunk.len()),
-        };
-        let mut unreadable = Vec::new();
-        for (delivered, reading) in chunk.iter().zip(readings) {
-            if delivered.stream_sequence <= floor {
-                continue;
-            }
-            match reading {
-                Ok(message) => {
-                    decoded.messages.push(Positioned {
-                        stream_sequence: delivered.stream_sequence,
-                        message,
-                    });
-                    decoded.sources.push(delivered);
-                }
-                Err(error) => unreadable.push(unreadable_row(delivered, error)),
-            }
-        }
-        // Counted once: a pass retried after an outage parks them again as a no-op.
-        let mut newly_parked = Vec::new();
-        if !unreadable.is_empty() {
-            let mut tx = self.pool.begin().await?;
-            newly_parked = checkpoint::park(&mut tx, &unreadable).await?;
-            tx.commit().await?;
-        }
-        unreadable.retain(|p| newly_parked.contains(&p.stream_sequence));
-
         let own_slots;
         let slots = match self.slots {
             Some(shared) => shared,
@@ -145,12 +102,7 @@ impl Applier<'_> {
             }
         };
         let runs = schedule::in_dependency_order(models, slots, |model| {
-            let at = model::At {
-                partition: self.partition,
-                committed: self.committed,
-                last_sequence,
-            };
-            model::apply_model(self.pool, model, &decoded, at)
+            self.apply_model(model, &prepared)
         })
         .await;
         let mut outcomes = Vec::with_capacity(models.len());
@@ -171,18 +123,119 @@ impl Applier<'_> {
         }
         // An erased player's key is gone from the bucket; drop this process's cached copy now
         // rather than when the watch reports it, so no later chunk opens their fields.
-        let messages = decoded.messages.iter().map(|p| &p.message);
-        for erased in super::erasure::erasures(messages) {
-            self.keyring
-                .forget_player(erased.account_id, erased.player_uuid);
+        prepared.forget_erased(self.keyring);
+        Ok(prepared.tally(&outcomes))
+    }
+
+    /// Decodes `chunk` (this partition's messages of it) and opens its personal fields, and
+    /// parks what no model can read: what every model's transaction then applies. `None` for
+    /// an empty chunk.
+    pub(crate) async fn prepare<'c>(
+        &self,
+        chunk: Cow<'c, [Delivered]>,
+        models: &[&'static dyn ReadModel],
+    ) -> Result<Option<Prepared<'c>>, ProjectorError> {
+        let Some(last) = chunk.last().map(|d| d.stream_sequence) else {
+            return Ok(None);
+        };
+        // Another partition's legacy messages are left out, but the checkpoints still move
+        // past them (to the chunk's last sequence), so they are not read again.
+        let owns = |d: &Delivered| self.subjects.partition_of_subject(&d.subject) == self.partition;
+        let chunk: Cow<'c, [Delivered]> = if chunk.iter().all(owns) {
+            chunk
+        } else {
+            Cow::Owned(chunk.iter().filter(|d| owns(d)).cloned().collect())
+        };
+        // Decoded and opened before any transaction: fetching keys never holds a checkpoint
+        // lock, and a key bucket outage fails the chunk before anything was written.
+        let readings = read_all(self.keyring, &chunk).await?;
+        // Unlocked, only to leave out what every model holds already (a redelivery): each
+        // model's transaction locks and reads its own checkpoint again.
+        let floor = checkpoint::resume_after(self.pool, &names_of(models), self.partition).await?;
+        let last_sequence = last.max(floor);
+
+        let mut messages = Vec::with_capacity(chunk.len());
+        let mut sources = Vec::with_capacity(chunk.len());
+        let mut unreadable = Vec::new();
+        for (index, (delivered, reading)) in chunk.iter().zip(readings).enumerate() {
+            if delivered.stream_sequence <= floor {
+                continue;
+            }
+            match reading {
+                Ok(message) => {
+                    messages.push(Positioned {
+                        stream_sequence: delivered.stream_sequence,
+                        message,
+                    });
+                    sources.push(index);
+                }
+                Err(error) => unreadable.push(unreadable_row(delivered, error)),
+            }
         }
-        Ok(tally(
-            chunk,
-            &decoded,
-            &unreadable,
-            &outcomes,
+        // Counted once: a pass retried after an outage parks them again as a no-op.
+        let mut newly_parked = Vec::new();
+        if !unreadable.is_empty() {
+            let mut tx = self.pool.begin().await?;
+            newly_parked = checkpoint::park(&mut tx, &unreadable).await?;
+            tx.commit().await?;
+        }
+        unreadable.retain(|p| newly_parked.contains(&p.stream_sequence));
+        Ok(Some(Prepared {
+            decoded: Decoded {
+                chunk,
+                messages,
+                sources,
+            },
+            unreadable,
             last_sequence,
-        ))
+        }))
+    }
+
+    /// Applies `prepared` to `model` in its own transaction (see [`model::apply_model`]); the
+    /// caller holds a slot, and has seen the models it depends on commit the same chunk.
+    pub(crate) async fn apply_model(
+        &self,
+        model: &'static dyn ReadModel,
+        prepared: &Prepared<'_>,
+    ) -> Result<ModelOutcome, ProjectorError> {
+        let at = model::At {
+            partition: self.partition,
+            committed: self.committed,
+            last_sequence: prepared.last_sequence,
+            load: self.load,
+        };
+        model::apply_model(self.pool, model, &prepared.decoded, at).await
+    }
+}
+
+/// A chunk decoded and opened, its unreadable messages parked: what each model's
+/// transaction applies ([`Applier::prepare`]).
+pub(crate) struct Prepared<'c> {
+    decoded: Decoded<'c>,
+    /// The parked rows of unreadable messages this chunk added.
+    unreadable: Vec<Parked>,
+    /// Where every model's checkpoint moves to.
+    last_sequence: u64,
+}
+
+impl Prepared<'_> {
+    /// Drops this process's cached keys of the players the chunk erases.
+    pub(crate) fn forget_erased(&self, keyring: &Keyring) {
+        let messages = self.decoded.messages.iter().map(|p| &p.message);
+        for erased in super::erasure::erasures(messages) {
+            keyring.forget_player(erased.account_id, erased.player_uuid);
+        }
+    }
+
+    /// What the chunk did, from what every model's committed transaction did (`outcomes`).
+    pub(crate) fn tally(&self, outcomes: &[ModelOutcome]) -> ChunkOutcome {
+        tally(
+            &self.decoded.chunk,
+            &self.decoded,
+            &self.unreadable,
+            outcomes,
+            self.last_sequence,
+        )
     }
 }
 

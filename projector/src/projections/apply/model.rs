@@ -3,15 +3,16 @@
 //! checkpoint, commit. Exactly-once and poison isolation hold per model: the checkpoint moves
 //! in the same commit as the writes and parked rows it covers.
 
-use super::isolate::{Refusal, apply_isolated};
+use super::isolate::{Refusal, apply_isolated_as};
 use crate::checkpoint::{self, Parked};
 use crate::error::ProjectorError;
-use crate::projections::{Delivered, Positioned, ReadModel};
+use crate::projections::{Delivered, Load, Positioned, ReadModel};
 use sqlx::PgPool;
+use std::borrow::Cow;
 
 /// What one model's committed transaction did.
 #[derive(Debug)]
-pub(super) struct ModelOutcome {
+pub(crate) struct ModelOutcome {
     /// Its checkpoint before the chunk: it applied only the messages past it.
     pub(super) checkpoint: u64,
     /// The messages it refused (indexes into the decoded messages), each parked for it.
@@ -20,8 +21,11 @@ pub(super) struct ModelOutcome {
 
 /// The decoded messages of a chunk, each with the delivery it came from.
 pub(super) struct Decoded<'a> {
+    /// This partition's messages of the chunk, as delivered.
+    pub(super) chunk: Cow<'a, [Delivered]>,
     pub(super) messages: Vec<Positioned>,
-    pub(super) sources: Vec<&'a Delivered>,
+    /// The index in `chunk` of each of `messages`.
+    pub(super) sources: Vec<usize>,
 }
 
 /// Where a model's transaction stands in the log.
@@ -33,6 +37,8 @@ pub(super) struct At {
     pub(super) committed: u64,
     /// Where the checkpoint moves to.
     pub(super) last_sequence: u64,
+    /// How the fold stores its rows.
+    pub(super) load: Load,
 }
 
 /// Applies `decoded` to `model` in its own transaction and moves its checkpoint to
@@ -47,8 +53,10 @@ pub(super) async fn apply_model(
         partition,
         committed,
         last_sequence,
+        load,
     } = at;
     let name = [model.name()];
+    let started = std::time::Instant::now();
     let mut tx = pool.begin().await?;
     // Ten models commit per chunk where one transaction used to: flushing the WAL for each
     // would cost ten fsyncs per chunk. An asynchronous commit is safe here, as the read
@@ -80,11 +88,13 @@ pub(super) async fn apply_model(
             refused: Vec::new(),
         });
     }
-    let refused = apply_isolated(&mut tx, &[(model, checkpoint)], &decoded.messages).await?;
+    let refused =
+        apply_isolated_as(&mut tx, &[(model, checkpoint)], &decoded.messages, load).await?;
     let parked: Vec<Parked> = refused
         .iter()
         .map(|(index, refusal)| {
-            let (positioned, source) = (&decoded.messages[*index], decoded.sources[*index]);
+            let positioned = &decoded.messages[*index];
+            let source = &decoded.chunk[decoded.sources[*index]];
             tracing::warn!(
                 stream_sequence = positioned.stream_sequence,
                 subject = %source.subject,
@@ -107,6 +117,14 @@ pub(super) async fn apply_model(
     checkpoint::park(&mut tx, &parked).await?;
     checkpoint::advance(&mut tx, &name, partition, last_sequence).await?;
     tx.commit().await?;
+    // Which model sets a chunk's pace (and a rebuild's), for an operator at debug level.
+    tracing::debug!(
+        projection = model.name(),
+        partition,
+        last_sequence,
+        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+        "read model transaction committed"
+    );
     Ok(ModelOutcome {
         checkpoint,
         refused,

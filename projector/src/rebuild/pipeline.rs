@@ -1,0 +1,172 @@
+//! The replay of one partition into the copy, pipelined: each read model moves on to the
+//! partition's next chunk as soon as it has committed the one before, rather than every
+//! chunk waiting for the slowest model before the next one starts. The slowest model sets
+//! the pace, and the others fill the transaction slots meanwhile, so PostgreSQL keeps every
+//! slot busy.
+//!
+//! What stays as on the live projector's path ([`crate::projections::Applier`]): each chunk is
+//! decoded once and what no model can read is parked before any model applies it; each model
+//! applies it in its own transaction with its own checkpoint, parking what PostgreSQL refuses
+//! for that model only; a model that
+//! [depends on](crate::projections::ReadModel::depends_on) others (the erasure
+//! scrub) applies a chunk only once they have committed it. A partition's position moves
+//! past a chunk once every model has committed it, so it is the lowest model's.
+//!
+//! Read-ahead is bounded: at most [`READ_AHEAD`] chunks of a partition are decoded and not yet
+//! committed by every model. The replay applies bigger chunks than the live projector
+//! ([`CHUNK_MESSAGES`]): fewer transactions, and the folds that read their state back (players,
+//! sessions, active days) read and write each player's row once per chunk.
+
+use super::replay::{Received, Replay};
+use super::stages;
+use crate::checkpoint::Partition;
+use crate::projections::{ModelOutcome, Prepared};
+use anyhow::Context;
+use futures::{Stream, StreamExt};
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// Chunks of one partition decoded and not yet committed by every model, at most.
+pub(super) const READ_AHEAD: usize = 3;
+
+/// Messages of one chunk of the replay, at most: the consumer's chunks (of
+/// `PROJECTOR_BATCH_MAX` messages) are joined up to it, as many as the consumer has ready.
+pub(super) const CHUNK_MESSAGES: usize = 4_000;
+
+/// How long the replay waits for the consumer's next chunk to join to the one it holds.
+const JOIN_WAIT: Duration = Duration::from_millis(20);
+
+/// A chunk on its way through the models.
+struct InFlight<'r> {
+    received: Received,
+    prepared: Prepared<'static>,
+    /// Each model's outcome, in the order of the replay's models, once it committed.
+    outcomes: Mutex<Vec<Option<ModelOutcome>>>,
+    /// Models that have not committed it yet.
+    left: AtomicUsize,
+    /// Released once every model has committed it: the partition's and the replay's.
+    _permits: (SemaphorePermit<'r>, SemaphorePermit<'r>),
+}
+
+/// Applies `partition`'s chunks from `chunks` (each of at most `batch_max` messages) to the
+/// copy, pipelined (see the module docs), until `pause` (after the chunks read by then are
+/// committed by every model) or a failure.
+pub(super) async fn fill<S>(
+    replay: &Replay<'_>,
+    partition: Partition,
+    chunks: &mut S,
+    batch_max: usize,
+    pause: &CancellationToken,
+) -> anyhow::Result<()>
+where
+    S: Stream<Item = super::replay::Chunk> + Unpin,
+{
+    let models = replay.models;
+    // Before the channel, so it outlives the permits in flight.
+    let ahead = Semaphore::new(READ_AHEAD);
+    let (sender, chunks_read) = mpsc::unbounded_channel();
+    let read = async {
+        let sender = sender;
+        loop {
+            // The partition's permit before reading, the replay's after: a partition waiting
+            // for messages holds none of the permits the others share.
+            let own = ahead.acquire().await.context("the read-ahead was closed")?;
+            let Some(mut received) =
+                read_chunk(replay, partition, chunks, batch_max, pause).await?
+            else {
+                break;
+            };
+            let permits = (own, replay.chunk_permit().await?);
+            let delivered = Cow::Owned(std::mem::take(&mut received.delivered));
+            let Some(prepared) = replay.applier(partition).prepare(delivered, models).await? else {
+                continue;
+            };
+            // Forgotten before any later chunk is opened: those chunks are read ahead of
+            // this one's commits (the copy shows erased what the live tables lost).
+            prepared.forget_erased(replay.keyring);
+            let in_flight = InFlight {
+                received,
+                prepared,
+                outcomes: Mutex::new(models.iter().map(|_| None).collect()),
+                left: AtomicUsize::new(models.len()),
+                _permits: permits,
+            };
+            // Closed only when the models failed, and their failure ends the fill.
+            let _ = sender.send(Arc::new(in_flight));
+        }
+        anyhow::Ok(())
+    };
+    let applier = replay.applier(partition);
+    let apply = stages::run(
+        models,
+        replay.slots(),
+        chunks_read,
+        |model, in_flight: Arc<InFlight<'_>>| async move {
+            Ok(applier.apply_model(model, &in_flight.prepared).await?)
+        },
+        |model, in_flight, outcome| finish_model(replay, partition, in_flight, model, outcome),
+    );
+    tokio::try_join!(read, apply)?;
+    Ok(())
+}
+
+/// Records `model`'s outcome of `in_flight`; the last model to commit it counts the chunk.
+fn finish_model(
+    replay: &Replay<'_>,
+    partition: Partition,
+    in_flight: &InFlight<'_>,
+    model: usize,
+    outcome: ModelOutcome,
+) {
+    let mut outcomes = in_flight
+        .outcomes
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(slot) = outcomes.get_mut(model) {
+        *slot = Some(outcome);
+    }
+    if in_flight.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let outcomes: Vec<ModelOutcome> = outcomes.drain(..).flatten().collect();
+        let outcome = in_flight.prepared.tally(&outcomes);
+        replay.counted(partition, &outcome, &in_flight.received);
+    }
+}
+
+/// The partition's next chunk: the consumer's chunks joined up to [`CHUNK_MESSAGES`], as
+/// many as it has ready; `None` once `pause` is cancelled.
+async fn read_chunk<S>(
+    replay: &Replay<'_>,
+    partition: Partition,
+    chunks: &mut S,
+    batch_max: usize,
+    pause: &CancellationToken,
+) -> anyhow::Result<Option<Received>>
+where
+    S: Stream<Item = super::replay::Chunk> + Unpin,
+{
+    // The select only picks what happens next; the work happens outside it.
+    let chunk = tokio::select! {
+        biased;
+        () = pause.cancelled() => return Ok(None),
+        chunk = chunks.next() => chunk.context("the event log's consumer ended")?,
+    };
+    let mut full = chunk.len() >= batch_max;
+    let mut received = replay.receive(partition, chunk)?;
+    // A short chunk is all the consumer had; so is nothing within the wait.
+    while full && received.delivered.len() + batch_max <= CHUNK_MESSAGES {
+        if pause.is_cancelled() {
+            break;
+        }
+        let Ok(chunk) = tokio::time::timeout(JOIN_WAIT, chunks.next()).await else {
+            break;
+        };
+        let chunk = chunk.context("the event log's consumer ended")?;
+        full = chunk.len() >= batch_max;
+        Replay::append(&mut received, replay.receive(partition, chunk)?);
+    }
+    Ok(Some(received))
+}
