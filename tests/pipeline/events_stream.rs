@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 const PLAYER: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
-const WAIT: Duration = Duration::from_secs(10);
+/// How long an event may take to arrive (generous: the whole suite runs at once).
+const WAIT: Duration = pipeline_tests::WAIT;
 
 async fn post_event(stack: &TestStack, key: &str, name: &str, properties: Value) -> Value {
     let body = json!({"player_uuid": PLAYER, "name": name, "properties": properties});

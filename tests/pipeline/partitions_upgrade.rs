@@ -18,7 +18,8 @@ use test_support::{NatsServer, TestDb, private_event_log};
 use uuid::Uuid;
 
 const PLAYER: &str = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
-const WAIT: Duration = Duration::from_secs(10);
+/// How long an event may take to arrive (generous: the whole suite runs at once).
+const WAIT: Duration = pipeline_tests::WAIT;
 
 /// A log message of one custom event, in clear, as a version before partitions wrote it.
 fn legacy_event(account: Uuid, name: &str) -> anyhow::Result<LogMessage> {

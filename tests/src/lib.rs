@@ -10,6 +10,11 @@ use std::time::Duration;
 use test_support::{NatsServer, TestDb, private_event_log, test_vars};
 use tokio_util::sync::CancellationToken;
 
+/// How long the harness waits for the stack to be ready, for the projector to catch up and for
+/// new keys to work: generous, since the whole suite runs at once on a small, busy machine and
+/// a wait ends as soon as its condition holds.
+pub const WAIT: Duration = Duration::from_secs(60);
+
 /// A running stack and an HTTP client for it.
 pub struct TestStack {
     /// Base URL, e.g. `http://127.0.0.1:41234`.
@@ -94,12 +99,12 @@ impl TestStack {
 
     async fn wait_ready(&self) -> anyhow::Result<()> {
         let url = format!("{}/readyz", self.base);
-        eventually(Duration::from_secs(20), || async {
+        eventually(WAIT, || async {
             let response = self.http.get(&url).send().await.ok()?;
             (response.status() == 200).then_some(())
         })
         .await
-        .ok_or_else(|| anyhow::anyhow!("stack not ready within 20 s"))
+        .ok_or_else(|| anyhow::anyhow!("stack not ready within {WAIT:?}"))
     }
 
     /// Waits until every read model has applied everything in the log so far: after it, a
@@ -112,8 +117,7 @@ impl TestStack {
             .await?;
         // The test's configuration made the stream, so its partitions are the stream's.
         let subjects = self.event_log.subjects();
-        test_support::wait_caught_up(&self.db.pool, &stream, &subjects, Duration::from_secs(15))
-            .await
+        test_support::wait_caught_up(&self.db.pool, &stream, &subjects, WAIT).await
     }
 
     /// Sends a request with a key and a JSON body; returns the status and JSON body.
@@ -178,7 +182,7 @@ impl TestStack {
             dashboard_key: keys.remove(0),
         };
         // Keys reach ingest through the key bucket's watch: wait until the plugin key works.
-        let ready = eventually(Duration::from_secs(10), || async {
+        let ready = eventually(WAIT, || async {
             let (status, _) = self
                 .call(
                     reqwest::Method::POST,
@@ -190,9 +194,9 @@ impl TestStack {
             (status == 422).then_some(())
         })
         .await;
-        anyhow::ensure!(ready.is_some(), "plugin key not accepted within 10 s");
+        anyhow::ensure!(ready.is_some(), "plugin key not accepted within {WAIT:?}");
         // And query-api's directory, through its own watch: until the dashboard key works.
-        let ready = eventually(Duration::from_secs(10), || async {
+        let ready = eventually(WAIT, || async {
             let (status, _) = self
                 .call(
                     reqwest::Method::GET,
@@ -204,7 +208,10 @@ impl TestStack {
             (status == 200).then_some(())
         })
         .await;
-        anyhow::ensure!(ready.is_some(), "dashboard key not accepted within 10 s");
+        anyhow::ensure!(
+            ready.is_some(),
+            "dashboard key not accepted within {WAIT:?}"
+        );
         Ok(account)
     }
 }

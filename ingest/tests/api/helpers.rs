@@ -160,7 +160,8 @@ impl TestIngest {
 
     /// Polls until `key` is accepted (the key directory is fed by a watch).
     pub async fn wait_until_accepts(&self, key: &str) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        // Generous: the whole suite runs at once on a small, busy machine.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
         loop {
             let status = self
                 .post_raw(

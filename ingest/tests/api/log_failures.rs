@@ -105,14 +105,15 @@ async fn with_the_broker_down_writes_get_a_fast_503_and_recover_after_restart() 
     );
 
     ingest.nats.restart().await.expect("restart");
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // Generous: the client's reconnect backs off, and the suite runs all at once.
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if ingest.post("/api/plugin/heartbeat", heartbeat()).await.0 == 202 {
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "writes did not recover within 10 s"
+            "writes did not recover within 60 s"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -33,7 +33,8 @@ async fn a_stream_keeps_the_partitions_it_was_made_with() {
         .expect("such an account");
     let key = ingest.add_key(account, KeyKind::Plugin).await;
     let body = json!({"player_uuid": PLAYER, "name": "level_up"});
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // The second ingest's own watch brings it the key (generous: the suite runs all at once).
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let status = ingest
             .http

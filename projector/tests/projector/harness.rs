@@ -17,6 +17,9 @@ use uuid::Uuid;
 /// How long a test waits for the projector to catch up.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(25);
+/// How long a test's own readiness checks give each probe: on a loaded machine a probe can
+/// outlast the served 2 s, and a timed-out probe reads as unready for a reason no test is about.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A running projector and what it reads from and writes to.
 pub(crate) struct Harness {
@@ -27,7 +30,7 @@ pub(crate) struct Harness {
     /// The settings `config` was loaded from (a child process of the same deployment, such
     /// as `projector parked retry`, takes them as its environment).
     pub(crate) vars: shared::config::Vars,
-    /// The readiness probes of the running projector.
+    /// The readiness probes of the running projector (each under [`PROBE_TIMEOUT`]).
     pub(crate) readiness: Option<shared::health::Readiness>,
     running: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
 }
@@ -67,7 +70,7 @@ impl Harness {
     /// Builds a new `Projector` on the same database and stream and runs it in a task.
     pub(crate) async fn start_projector(&mut self) -> anyhow::Result<()> {
         let projector = Projector::build(&self.config).await?;
-        self.readiness = Some(projector.readiness.clone());
+        self.readiness = Some(patient(&projector.readiness));
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(projector.run(shutdown.clone()));
         self.running = Some((shutdown, task));
@@ -207,6 +210,11 @@ pub(crate) async fn table_checksum(pool: &PgPool, table: &str) -> anyhow::Result
     .fetch_one(pool)
     .await?;
     Ok((row.0, row.1.unwrap_or_default()))
+}
+
+/// `readiness` with every probe under [`PROBE_TIMEOUT`] instead of the served timeout.
+pub(crate) fn patient(readiness: &shared::health::Readiness) -> shared::health::Readiness {
+    readiness.clone().with_timeout(PROBE_TIMEOUT)
 }
 
 /// Polls `check` until it yields a value, failing after [`DEADLINE`].

@@ -101,7 +101,7 @@ async fn kill_9_mid_delivery_loses_nothing_and_repeats_keep_their_webhook_id() -
     // Wait until every worker holds an attempt the receiver keeps hanging, then kill -9.
     let hung = receiver
         .wait_until(
-            Duration::from_secs(30),
+            crate::harness::DEADLINE,
             "every worker's attempt hanging",
             |all| all.iter().filter(|r| r.status.is_none()).count() >= WORKERS,
         )

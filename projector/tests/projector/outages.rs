@@ -92,7 +92,7 @@ async fn readiness_reports_the_lag() -> anyhow::Result<()> {
 
     // A second, idle projector on the same database reads the checkpoint the first committed.
     let idle = Projector::build(&h.config).await?;
-    let (ready, body) = idle.readiness.check().await;
+    let (ready, body) = crate::harness::patient(&idle.readiness).check().await;
     assert!(ready, "{body}");
     let lag = &body["checks"]["projector_lag"]["detail"];
     assert_eq!(lag["stream_last_sequence"], last);
@@ -112,12 +112,16 @@ async fn the_app_serves_ops_endpoints_and_stops_on_shutdown() -> anyhow::Result<
     let shutdown = CancellationToken::new();
     let running = tokio::spawn(app.run_until_stopped(shutdown.clone()));
 
-    let mut conn = tokio::net::TcpStream::connect(addr).await?;
-    conn.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await?;
-    let mut response = String::new();
-    conn.read_to_string(&mut response).await?;
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    // A probe slow on a loaded machine answers one request 503 (timed out): ask until ready.
+    let response = crate::harness::eventually("/readyz to answer 200", || async {
+        let mut conn = tokio::net::TcpStream::connect(addr).await?;
+        conn.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await?;
+        let mut response = String::new();
+        conn.read_to_string(&mut response).await?;
+        Ok(response.starts_with("HTTP/1.1 200").then_some(response))
+    })
+    .await?;
     assert!(response.contains("projector_lag"), "{response}");
 
     shutdown.cancel();

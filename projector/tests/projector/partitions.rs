@@ -30,7 +30,7 @@ async fn a_second_process_takes_half_the_partitions_under_load_and_gives_them_ba
     .await?;
 
     let second = Projector::build(&h.config).await?;
-    let readiness = second.readiness.clone();
+    let readiness = crate::harness::patient(&second.readiness);
     let stop_second = CancellationToken::new();
     let running = tokio::spawn(second.run(stop_second.clone()));
     // Messages for every partition keep coming while the partitions move.

@@ -1,7 +1,7 @@
 //! A stuck projector is visible: `/readyz` fails its `projector_lag` check once nothing was
 //! applied for `PROJECTOR_STALL_SECONDS` while messages wait, and recovers with the pipeline.
 
-use crate::harness::{Harness, custom_event, eventually, logged};
+use crate::harness::{Harness, custom_event, eventually, logged, patient};
 use crate::parking::parked;
 use chrono::Utc;
 use shared::records::CustomEvent;
@@ -29,16 +29,18 @@ async fn readiness_fails_while_writes_block_and_recovers_with_nothing_parked() -
         .await?;
     let second = h.publish(account, Utc::now(), event("second")).await?;
 
+    // Wait for the stall itself: another failure (a probe slow on a loaded machine) is not it.
     let reason = eventually("/readyz to report the projector stalled", || {
         let readiness = readiness.clone();
         async move {
             let (ready, body) = readiness.check().await;
             let check = &body["checks"]["projector_lag"];
-            Ok((!ready && check["ok"] == false).then(|| check["error"].to_string()))
+            let error = check["error"].to_string();
+            let stalled = !ready && check["ok"] == false && error.contains("stalled: no progress");
+            Ok(stalled.then_some(error))
         }
     })
     .await?;
-    assert!(reason.contains("stalled: no progress"), "{reason}");
     assert!(reason.contains("1 log messages wait"), "{reason}");
     assert!(crate::harness::checkpoint(h.pool()).await? < second as i64);
     let metrics = shared::telemetry::prometheus().render();
@@ -85,15 +87,15 @@ async fn a_standby_reports_a_stalled_leader() -> anyhow::Result<()> {
         vec![logged::<CustomEvent>(&custom_event(player, "b", "{}"))],
     )
     .await?;
-    let reason = eventually("the standby to report a stall", || {
-        let readiness = standby.readiness.clone();
+    let readiness = patient(&standby.readiness);
+    eventually("the standby to report a stall", || {
+        let readiness = readiness.clone();
         async move {
             let (_, body) = readiness.check().await;
             let check = &body["checks"]["projector_lag"];
-            Ok((check["ok"] == false).then(|| check["error"].to_string()))
+            let stalled = check["ok"] == false && check["error"].to_string().contains("stalled");
+            Ok(stalled.then_some(()))
         }
     })
-    .await?;
-    assert!(reason.contains("stalled"), "{reason}");
-    Ok(())
+    .await
 }

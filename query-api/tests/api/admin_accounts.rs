@@ -74,7 +74,7 @@ async fn admin_paths_need_the_admin_key() -> anyhow::Result<()> {
             "/api/admin/accounts",
             &plugin,
             StatusCode::FORBIDDEN,
-            std::time::Duration::from_secs(5),
+            crate::helpers::WAIT,
         )
         .await?;
     assert!(forbidden, "a plugin key on an admin path must be 403");

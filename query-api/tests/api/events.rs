@@ -222,7 +222,7 @@ async fn events_need_a_dashboard_key() -> anyhow::Result<()> {
             "/api/v1/events",
             &plugin,
             StatusCode::FORBIDDEN,
-            std::time::Duration::from_secs(5),
+            crate::helpers::WAIT,
         )
         .await?;
     assert!(forbidden);

@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 use test_support::{CuttableProxy, NatsServer, TestDb, test_vars};
 use tokio_util::sync::CancellationToken;
 
+/// How long the harness waits for an app to be ready and a new key to work: generous, since the
+/// whole suite runs at once on a small, busy machine and a wait ends once its condition holds.
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
+
 /// One running app with its own NATS and database; everything stops on drop.
 pub(crate) struct TestApp {
     pub(crate) addr: SocketAddr,
@@ -54,7 +58,7 @@ pub(crate) async fn start(
     let app = App::build(config, shutdown.clone()).await?;
     let addr = app.local_addr();
     tokio::spawn(app.run_until_stopped(shutdown.clone()));
-    let ready = eventually(Duration::from_secs(10), || async {
+    let ready = eventually(WAIT, || async {
         client
             .get(format!("http://{addr}/readyz"))
             .send()
@@ -183,12 +187,7 @@ impl TestApp {
         let key = self.create_key(&account, "dashboard").await?;
         let secret = text(&key["key"]);
         let works = self
-            .status_becomes(
-                "/api/v1/events",
-                &secret,
-                StatusCode::OK,
-                Duration::from_secs(5),
-            )
+            .status_becomes("/api/v1/events", &secret, StatusCode::OK, WAIT)
             .await?;
         anyhow::ensure!(works, "a new dashboard key never started working");
         Ok((account, key))

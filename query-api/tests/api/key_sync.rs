@@ -29,7 +29,7 @@ async fn a_key_erased_while_the_watch_is_down_is_refused_once_it_is_back() -> an
             "/api/v1/events",
             &kept,
             StatusCode::OK,
-            Duration::from_secs(5),
+            crate::helpers::WAIT,
         )
         .await?;
     assert!(works, "the second key never started working");

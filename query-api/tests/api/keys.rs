@@ -91,7 +91,7 @@ async fn a_rotated_key_works_through_its_grace_period_then_stops() -> anyhow::Re
     let new_secret = text(&new["key"]);
 
     let fresh = app
-        .status_becomes(EVENTS, &new_secret, StatusCode::OK, Duration::from_secs(5))
+        .status_becomes(EVENTS, &new_secret, StatusCode::OK, crate::helpers::WAIT)
         .await?;
     assert!(fresh, "the new key must work");
     assert_eq!(
@@ -184,7 +184,7 @@ async fn a_revoked_key_is_refused_everywhere_within_two_seconds() -> anyhow::Res
         EVENTS,
         &secret,
         StatusCode::OK,
-        Duration::from_secs(5),
+        crate::helpers::WAIT,
     )
     .await;
     assert!(seen, "the second instance must see the new key");
@@ -245,7 +245,7 @@ async fn start_up_puts_keys_missing_from_the_bucket() -> anyhow::Result<()> {
     );
     let _second = app.second_instance().await?;
     let works = app
-        .status_becomes(EVENTS, &secret, StatusCode::OK, Duration::from_secs(5))
+        .status_becomes(EVENTS, &secret, StatusCode::OK, crate::helpers::WAIT)
         .await?;
     assert!(works, "reconciliation must put the key into the bucket");
     Ok(())

@@ -7,7 +7,6 @@ use crate::read_models::{
 };
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use std::time::Duration;
 use uuid::Uuid;
 
 #[tokio::test]
@@ -269,7 +268,7 @@ async fn unknown_players_invalid_uuids_and_wrong_keys() -> anyhow::Result<()> {
                 &paths[0],
                 &plugin,
                 StatusCode::FORBIDDEN,
-                Duration::from_secs(5)
+                crate::helpers::WAIT
             )
             .await?
     );

@@ -188,7 +188,7 @@ async fn privacy_policy_needs_the_admin_key_and_a_known_account() -> anyhow::Res
             &path(&account),
             &dashboard,
             StatusCode::FORBIDDEN,
-            std::time::Duration::from_secs(5),
+            crate::helpers::WAIT,
         )
         .await?;
     assert!(

@@ -3,7 +3,6 @@
 use crate::helpers::{TestApp, text};
 use reqwest::StatusCode;
 use serde_json::Value;
-use std::time::Duration;
 
 #[tokio::test]
 async fn every_documented_route_is_behind_its_family_gate() -> anyhow::Result<()> {
@@ -17,7 +16,7 @@ async fn every_documented_route_is_behind_its_family_gate() -> anyhow::Result<()
             "/api/servers",
             &plugin,
             StatusCode::FORBIDDEN,
-            Duration::from_secs(5),
+            crate::helpers::WAIT,
         )
         .await?;
     assert!(known, "the plugin key never reached the directory");

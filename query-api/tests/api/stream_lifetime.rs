@@ -1,7 +1,7 @@
 //! Live event streams end with their key (revocation, the end of a rotation's grace period),
 //! and one key holds at most `MAX_STREAMS_PER_KEY` of them at once.
 
-use crate::helpers::{TestApp, problem, start, text};
+use crate::helpers::{TestApp, WAIT, problem, start, status_becomes_at, text};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::{Method, StatusCode};
@@ -114,12 +114,7 @@ async fn revoking_a_key_ends_its_open_streams() -> anyhow::Result<()> {
     // Another key of the same account keeps its stream.
     let other = text(&app.create_key(&account, "dashboard").await?["key"]);
     let works = app
-        .status_becomes(
-            "/api/v1/events",
-            &other,
-            StatusCode::OK,
-            Duration::from_secs(5),
-        )
+        .status_becomes("/api/v1/events", &other, StatusCode::OK, WAIT)
         .await?;
     assert!(works, "the other key never started working");
     let mut survivor = Sse::open(&base, &app.client, &other).await?;
@@ -167,12 +162,7 @@ async fn a_rotation_ends_the_old_keys_streams_when_its_grace_ends() -> anyhow::R
     // Grace 2 s: the stream lives through the grace period, then ends.
     let new: Value = rotated.json().await?;
     let works = app
-        .status_becomes(
-            "/api/v1/events",
-            &text(&new["key"]),
-            StatusCode::OK,
-            Duration::from_secs(5),
-        )
+        .status_becomes("/api/v1/events", &text(&new["key"]), StatusCode::OK, WAIT)
         .await?;
     assert!(works, "the new key never started working");
     let mut stream = Sse::open(&base, &app.client, &text(&new["key"])).await?;
@@ -213,16 +203,18 @@ async fn a_key_holds_at_most_the_configured_number_of_streams() -> anyhow::Resul
         .and_then(|v| v.parse::<u64>().ok());
     assert!(retry_after.is_some_and(|s| s >= 1), "{retry_after:?}");
     problem(refused, StatusCode::TOO_MANY_REQUESTS, "too_many_streams").await?;
-    // The cap is per key: another key of the same account still opens.
+    // The cap is per key: another key of the same account still opens. The stream opens on the
+    // capped instance, whose own watch brings it the new key: wait there, not on `app`.
     let other = text(&app.create_key(&account, "dashboard").await?["key"]);
-    let works = app
-        .status_becomes(
-            "/api/v1/events",
-            &other,
-            StatusCode::OK,
-            Duration::from_secs(5),
-        )
-        .await?;
+    let works = status_becomes_at(
+        &app.client,
+        addr,
+        "/api/v1/events",
+        &other,
+        StatusCode::OK,
+        WAIT,
+    )
+    .await;
     assert!(works);
     let _other_stream = Sse::open(&base, &app.client, &other).await?;
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use test_support::Received;
 
-const DEADLINE: Duration = Duration::from_secs(20);
+const DEADLINE: Duration = pipeline_tests::WAIT;
 
 #[tokio::test]
 async fn a_punishment_reaches_the_webhook_signed_with_the_documented_payload() -> anyhow::Result<()>

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use test_support::{ReceiverMode, by_webhook_id};
 
-const DEADLINE: Duration = Duration::from_secs(30);
+const DEADLINE: Duration = pipeline_tests::WAIT;
 const NOTIFICATIONS: usize = 5;
 
 #[tokio::test]

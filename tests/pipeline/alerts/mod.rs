@@ -7,11 +7,10 @@ mod delivery;
 mod faults;
 mod ssrf;
 
-use pipeline_tests::{TestAccount, TestStack, eventually};
+use pipeline_tests::{TestAccount, TestStack, WAIT, eventually};
 use reqwest::Method;
 use serde_json::{Value, json};
 use shared::config::Vars;
-use std::time::Duration;
 use test_support::WebhookReceiver;
 
 /// The key that seals webhook secrets at rest in these tests (at least 32 characters).
@@ -128,7 +127,7 @@ impl AlertRig {
             .await?;
         let last = i64::try_from(stream.info().await?.state.last_sequence)?;
         let pool = &self.stack.db.pool;
-        let done = eventually(Duration::from_secs(20), || async {
+        let done = eventually(WAIT, || async {
             let at: Option<i64> = sqlx::query_scalar(
                 "SELECT last_sequence FROM notifier_checkpoints WHERE stream = $1",
             )
@@ -142,7 +141,7 @@ impl AlertRig {
         .await;
         anyhow::ensure!(
             done.is_some(),
-            "the notifier did not evaluate up to sequence {last} within 20 s"
+            "the notifier did not evaluate up to sequence {last} within {WAIT:?}"
         );
         Ok(())
     }
@@ -155,14 +154,14 @@ impl AlertRig {
         Ok(body["deliveries"].as_array().cloned().unwrap_or_default())
     }
 
-    /// Polls the delivery log until `done` holds for it (20 s).
+    /// Polls the delivery log until `done` holds for it (at most [`WAIT`]).
     pub(crate) async fn wait_deliveries(
         &self,
         destination: &str,
         what: &str,
         done: impl Fn(&[Value]) -> bool,
     ) -> anyhow::Result<Vec<Value>> {
-        let found = eventually(Duration::from_secs(20), || async {
+        let found = eventually(WAIT, || async {
             let log = self.deliveries(destination).await.ok()?;
             done(&log).then_some(log)
         })
@@ -170,7 +169,7 @@ impl AlertRig {
         match found {
             Some(log) => Ok(log),
             None => anyhow::bail!(
-                "the delivery log did not show {what} within 20 s: {:#}",
+                "the delivery log did not show {what} within {WAIT:?}: {:#}",
                 json!(self.deliveries(destination).await?)
             ),
         }

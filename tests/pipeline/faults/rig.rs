@@ -65,7 +65,7 @@ impl Rig {
             shutdown,
             _projector: task,
         };
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + pipeline_tests::WAIT;
         while rig.post_chat(1).await.status != 202 {
             anyhow::ensure!(Instant::now() < deadline, "ingest never accepted the key");
             tokio::time::sleep(Duration::from_millis(20)).await;

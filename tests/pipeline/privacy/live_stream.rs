@@ -10,7 +10,8 @@ use shared::privacy::PrivacyConfig;
 use std::time::Duration;
 use uuid::Uuid;
 
-const WAIT: Duration = Duration::from_secs(10);
+/// How long an event may take to arrive (generous: the whole suite runs at once).
+const WAIT: Duration = pipeline_tests::WAIT;
 const ERASED: &str = "11111111-2222-4333-8444-555555555555";
 const KEPT: &str = "66666666-7777-4888-8999-aaaaaaaaaaaa";
 

@@ -172,6 +172,12 @@ async fn the_clock_marks_silent_servers_offline_and_long_low_tps() -> anyhow::Re
         since >= last + Duration::seconds(3),
         "silent for 3 intervals first"
     );
+    // Back online for good: 3 s after this heartbeat the clock would mark the server offline
+    // again, a third row a slow poll could see beside the second.
+    sqlx::query("UPDATE account_settings SET sync_interval_seconds = 3600 WHERE account_id = $1")
+        .bind(account)
+        .execute(n.pool())
+        .await?;
     n.h.publish(account, Utc::now(), vec![beat(20.0)]).await?;
     let rows = n.rows_reach(account, 2).await?;
     assert_eq!(rows[1].rule_id, Some(online));
