@@ -231,4 +231,6 @@ pub struct Positioned {
 #[cfg(test)]
 mod erased_tests;
 #[cfg(test)]
+pub(crate) mod fake_model;
+#[cfg(test)]
 mod tests;

@@ -2,36 +2,9 @@
 //! dependent model after its dependencies on the same chunk, and the slots' bound.
 
 use super::*;
-use crate::projections::Positioned;
-use futures::future::BoxFuture;
-use sqlx::PgConnection;
+use crate::projections::fake_model::Fake;
 use std::sync::Mutex;
 use std::time::Duration;
-
-/// A model with a name and dependencies, and no fold.
-struct Fake(&'static str, &'static [&'static str]);
-
-impl ReadModel for Fake {
-    fn name(&self) -> &'static str {
-        self.0
-    }
-
-    fn tables(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn depends_on(&self) -> &'static [&'static str] {
-        self.1
-    }
-
-    fn apply<'a>(
-        &'a self,
-        _: &'a mut PgConnection,
-        _: &'a [&'a Positioned],
-    ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(async { Ok(0) })
-    }
-}
 
 static SLOW: Fake = Fake("slow", &[]);
 static FAST: Fake = Fake("fast", &[]);
