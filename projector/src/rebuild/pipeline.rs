@@ -37,8 +37,12 @@ pub(super) const READ_AHEAD: usize = 3;
 /// `PROJECTOR_BATCH_MAX` messages) are joined up to it, as many as the consumer has ready.
 pub(super) const CHUNK_MESSAGES: usize = 4_000;
 
-/// How long the replay waits for the consumer's next chunk to join to the one it holds.
-const JOIN_WAIT: Duration = Duration::from_millis(20);
+/// How long the replay waits for the consumer's next chunk to join to the one it holds (only
+/// while the consumer's chunks come full: a short one is all it has). Long enough that the
+/// load's first chunks fill up too: with 20 ms they stayed small while the consumer's fetches
+/// got going, and small chunks cost more per record, so the load sped up later and its ETA
+/// over-estimated the time left by 2x.
+const JOIN_WAIT: Duration = Duration::from_millis(250);
 
 /// A chunk on its way through the models.
 struct InFlight<'r> {
