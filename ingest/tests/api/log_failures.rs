@@ -16,8 +16,9 @@ fn heartbeat() -> serde_json::Value {
 const REFUSALS: usize = 2_000;
 const MAX_GROWTH_KIB: u64 = 4 * 1024;
 
-/// Plugin keys the refusals are spread over: each key's quota is 1,000 requests a minute.
-const KEYS: usize = 5;
+/// Plugin keys the refusals are spread over: each key's quota is 1,000 requests a minute
+/// (the warm-up and three rounds of refusals: 6,200 requests).
+const KEYS: usize = 8;
 
 /// Sends `n` heartbeats, 64 at a time, and checks each is refused with 503 and Retry-After.
 async fn refuse(ingest: &TestIngest, keys: &[String], n: usize) {
@@ -90,18 +91,25 @@ async fn with_the_broker_down_writes_get_a_fast_503_and_recover_after_restart() 
 
     // Refusals hold nothing: 2,000 more do not grow the process (after a warm-up, so the
     // allocator's and the connection pool's first growth is not counted).
+    // The RSS is the whole test process's, and the other tests of this binary allocate
+    // meanwhile: a round can grow by their share. What refusals held would grow every round,
+    // so the least growth of three rounds is what counts.
     refuse(&ingest, &keys, 200).await;
-    let before = rss_kib();
-    let started = Instant::now();
-    refuse(&ingest, &keys, REFUSALS).await;
-    let grown_kib = rss_kib().saturating_sub(before);
-    eprintln!(
-        "{REFUSALS} refusals in {:?}; RSS grew {grown_kib} KiB",
-        started.elapsed()
-    );
+    let mut growths = Vec::new();
+    for _ in 0..3 {
+        let before = rss_kib();
+        let started = Instant::now();
+        refuse(&ingest, &keys, REFUSALS).await;
+        let grown_kib = rss_kib().saturating_sub(before);
+        eprintln!(
+            "{REFUSALS} refusals in {:?}; RSS grew {grown_kib} KiB",
+            started.elapsed()
+        );
+        growths.push(grown_kib);
+    }
     assert!(
-        grown_kib < MAX_GROWTH_KIB,
-        "{REFUSALS} refused writes grew the RSS by {grown_kib} KiB"
+        growths.iter().min().is_some_and(|g| *g < MAX_GROWTH_KIB),
+        "{REFUSALS} refused writes grew the RSS by {growths:?} KiB in three rounds"
     );
 
     ingest.nats.restart().await.expect("restart");
