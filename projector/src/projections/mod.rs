@@ -231,6 +231,7 @@ pub struct Positioned {
 #[cfg(test)]
 mod erased_tests;
 #[cfg(test)]
+#[path = "fake_model_tests.rs"]
 pub(crate) mod fake_model;
 #[cfg(test)]
 mod tests;

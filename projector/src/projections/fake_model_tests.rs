@@ -1,4 +1,5 @@
-//! A read model for the schedulers' tests: a name and dependencies, and no fold.
+//! A read model for the schedulers' tests: a name and dependencies, and no fold (a `*_tests.rs`
+//! file, so the registry test does not count it as a model).
 
 use super::{Positioned, ReadModel};
 use futures::future::BoxFuture;
