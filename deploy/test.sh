@@ -101,7 +101,7 @@ done
 run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
 # lib.sh's PostgreSQL start after an unclean stop (a stale postmaster.pid); a few seconds.
 run_step "stale postmaster.pid" deploy/tests/stale_pid.sh
-run_step "cargo test" cargo test ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
+run_step "cargo test" cargo test --no-fail-fast ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
 
 # The OpenAPI-driven fuzzer (schemathesis) against the debug build of the stack, on its own
 # nats-server and a database in the throw-away cluster: fails on any 5xx, or when the pipeline

@@ -4,12 +4,13 @@
 //! and the swap.
 
 use super::copy::{TableCopy, quoted};
+use super::index_plan::{Job, Next, Plan, Step};
 use super::progress::Tracker;
 use anyhow::Context;
 use sqlx::{Connection, Executor, PgConnection, PgPool};
-use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// Statements of the index build at once, each on its own connection (PostgreSQL may give
@@ -28,20 +29,14 @@ const BTREE_COST: f64 = 0.8;
 const GIN_COST: f64 = 1.6;
 const VACUUM_COST: f64 = 0.2;
 
-/// One statement of the index build, and its share of the phase's work.
-struct Job {
-    sql: String,
-    /// The bytes of the table it works through, times its step's cost.
-    weight: f64,
-}
-
 /// The index build phase: the copy's tables made logged, its deferred indexes built, the
 /// live indexes' statistics targets set on the copy's, then `VACUUM (ANALYZE)` (planner
 /// statistics, and pages marked all-visible so index-only scans skip the heap right after the
-/// swap). Each step runs [`AT_ONCE`] statements at once, largest table first.
+/// swap). [`AT_ONCE`] statements run at once, each table's in that order and the tables side
+/// by side, the longest chain of work first ([`index_plan`]).
 ///
-/// The tables are made logged first: `SET LOGGED` rewrites a table and rebuilds every index
-/// it has, so indexes built before it would be built twice.
+/// A table is made logged before its indexes are built: `SET LOGGED` rewrites a table and
+/// rebuilds every index it has, so indexes built before it would be built twice.
 pub(super) async fn build(
     copy: &TableCopy,
     database_url: &str,
@@ -72,60 +67,53 @@ pub(super) async fn build(
         bytes.max(0) as f64 + 8192.0
     };
     let qualified = |table: &str| format!("{}.{table}", copy.schema);
-    let per_table = |cost: f64, sql: &dyn Fn(&str) -> String| -> Vec<Job> {
-        copy.tables
-            .iter()
-            .map(|t| Job {
-                sql: sql(t),
-                weight: cost * weight(t),
-            })
-            .collect()
-    };
-    let steps = [
-        per_table(SET_LOGGED_COST, &|t| {
-            format!("ALTER TABLE {} SET LOGGED", qualified(t))
-        }),
-        copy.deferred
-            .iter()
-            .map(|d| {
-                let sql = d.statement(&copy.schema);
-                let cost = if sql.contains(" USING gin ") {
-                    GIN_COST
-                } else {
-                    BTREE_COST
-                };
-                Job {
-                    weight: cost * weight(d.table),
-                    sql,
-                }
-            })
-            .collect(),
-        per_table(VACUUM_COST, &|t| {
-            format!("VACUUM (ANALYZE) {}", qualified(t))
-        }),
-    ];
+    let mut jobs = Vec::new();
+    for &table in &copy.tables {
+        jobs.push(Job {
+            sql: format!("ALTER TABLE {} SET LOGGED", qualified(table)),
+            table,
+            step: Step::Logged,
+            weight: SET_LOGGED_COST * weight(table),
+        });
+        jobs.push(Job {
+            sql: format!("VACUUM (ANALYZE) {}", qualified(table)),
+            table,
+            step: Step::Vacuum,
+            weight: VACUUM_COST * weight(table),
+        });
+    }
+    for deferred in &copy.deferred {
+        let sql = deferred.statement(&copy.schema);
+        let cost = if sql.contains(" USING gin ") {
+            GIN_COST
+        } else {
+            BTREE_COST
+        };
+        jobs.push(Job {
+            weight: cost * weight(deferred.table),
+            table: deferred.table,
+            step: Step::Index,
+            sql,
+        });
+    }
     let work = Work {
-        total: steps.iter().flatten().map(|j| j.weight).sum(),
+        total: jobs.iter().map(|j| j.weight).sum(),
         done: Mutex::new(0.0),
         running: Mutex::new(Vec::new()),
         tracker,
     };
-    for (index, jobs) in steps.into_iter().enumerate() {
-        if index == 2 {
-            // Before the statistics are gathered: ANALYZE samples by them.
-            statistics_targets(&mut connections[0].1, &copy.schema).await?;
-        }
-        let stop = CancellationToken::new();
-        let (ran, ()) = tokio::join!(
-            async {
-                let ran = work.run(&mut connections, jobs).await;
-                stop.cancel();
-                ran
-            },
-            work.follow(pool, &stop)
-        );
-        ran?;
-    }
+    let stop = CancellationToken::new();
+    let (ran, ()) = tokio::join!(
+        async {
+            let ran = work
+                .run(&mut connections, Plan::new(jobs), &copy.schema)
+                .await;
+            stop.cancel();
+            ran
+        },
+        work.follow(pool, &stop)
+    );
+    ran?;
     for (_, conn) in connections {
         conn.close().await?;
     }
@@ -146,32 +134,56 @@ struct Work<'a> {
 }
 
 impl Work<'_> {
-    /// Runs `jobs` on `connections`, each taking the next (largest first) when it is free.
+    /// Runs the jobs of `plan` on `connections`, each taking the next ready one when it is
+    /// free; a table's statistics targets are set just before it is analyzed.
     async fn run(
         &self,
         connections: &mut [(i32, PgConnection)],
-        mut jobs: Vec<Job>,
+        plan: Plan,
+        schema: &str,
     ) -> anyhow::Result<()> {
-        jobs.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-        let queue = Mutex::new(VecDeque::from(jobs));
-        let next = || queue.lock().ok().and_then(|mut q| q.pop_front());
+        let plan = Mutex::new(plan);
+        let finished = Notify::new();
         let workers = connections.iter_mut().map(|(pid, conn)| {
-            let next = &next;
+            let (plan, finished) = (&plan, &finished);
             async move {
-                while let Some(job) = next() {
+                loop {
+                    // Made before looking, so a job finishing in between still wakes it.
+                    let woken = finished.notified();
+                    let next = plan.lock().unwrap_or_else(PoisonError::into_inner).next();
+                    let index = match next {
+                        Next::Run(index) => index,
+                        Next::Wait => {
+                            woken.await;
+                            continue;
+                        }
+                        Next::Finished => return anyhow::Ok(()),
+                    };
+                    let (sql, table, step, weight) = {
+                        let plan = plan.lock().unwrap_or_else(PoisonError::into_inner);
+                        let job = plan.job(index);
+                        (job.sql.clone(), job.table, job.step, job.weight)
+                    };
                     let started = Instant::now();
-                    self.starts(*pid, job.weight);
-                    conn.execute(job.sql.as_str())
+                    self.starts(*pid, weight);
+                    if step == Step::Vacuum {
+                        // Before the statistics are gathered: ANALYZE samples by them.
+                        statistics_targets(conn, schema, table).await?;
+                    }
+                    conn.execute(sql.as_str())
                         .await
-                        .with_context(|| format!("rebuild index build: {}", job.sql))?;
+                        .with_context(|| format!("rebuild index build: {sql}"))?;
                     tracing::debug!(
-                        statement = %job.sql,
+                        statement = %sql,
                         ms = started.elapsed().as_millis() as u64,
                         "rebuild index build step"
                     );
-                    self.ends(*pid, job.weight);
+                    self.ends(*pid, weight);
+                    plan.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .done(index);
+                    finished.notify_waiters();
                 }
-                anyhow::Ok(())
             }
         });
         futures::future::try_join_all(workers).await?;
@@ -260,20 +272,27 @@ pub(super) fn built(blocks: i64, blocks_total: i64, tuples: i64, tuples_total: i
 }
 
 /// Sets the statistics targets the live indexes' columns have (`ALTER INDEX ... SET
-/// STATISTICS`, which `LIKE` and `pg_get_indexdef` leave out) on the copy's indexes of the
-/// same names.
-async fn statistics_targets(conn: &mut PgConnection, schema: &str) -> anyhow::Result<()> {
+/// STATISTICS`, which `LIKE` and `pg_get_indexdef` leave out) on the indexes of the copy's
+/// `table` of the same names.
+async fn statistics_targets(
+    conn: &mut PgConnection,
+    schema: &str,
+    table: &str,
+) -> anyhow::Result<()> {
     let targets: Vec<(String, i32, i32)> = sqlx::query_as(
         "SELECT i.relname::text, a.attnum::int4, a.attstattarget::int4
          FROM pg_attribute a
          JOIN pg_class i ON i.oid = a.attrelid AND i.relkind = 'i'
          JOIN pg_namespace n ON n.oid = i.relnamespace AND n.nspname = 'public'
          WHERE a.attstattarget >= 0
-           AND i.relname IN (SELECT c.relname FROM pg_class c
-                             JOIN pg_namespace cn ON cn.oid = c.relnamespace
-                             WHERE cn.nspname = $1 AND c.relkind = 'i')",
+           AND i.relname IN (SELECT c.relname FROM pg_index x
+                             JOIN pg_class c ON c.oid = x.indexrelid
+                             JOIN pg_class t ON t.oid = x.indrelid
+                             JOIN pg_namespace cn ON cn.oid = t.relnamespace
+                             WHERE cn.nspname = $1 AND t.relname = $2)",
     )
     .bind(schema)
+    .bind(table)
     .fetch_all(&mut *conn)
     .await?;
     for (index, column, target) in targets {

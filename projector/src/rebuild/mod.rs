@@ -39,6 +39,7 @@
 
 mod copy;
 mod deferred;
+mod index_plan;
 mod indexes;
 mod partition;
 mod pipeline;

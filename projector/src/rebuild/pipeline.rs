@@ -37,12 +37,37 @@ pub(super) const READ_AHEAD: usize = 3;
 /// `PROJECTOR_BATCH_MAX` messages) are joined up to it, as many as the consumer has ready.
 pub(super) const CHUNK_MESSAGES: usize = 4_000;
 
-/// How long the replay waits for the consumer's next chunk to join to the one it holds (only
-/// while the consumer's chunks come full: a short one is all it has). Long enough that the
-/// load's first chunks fill up too: with 20 ms they stayed small while the consumer's fetches
-/// got going, and small chunks cost more per record (the benchmark's load: 25.8 s with 20 ms,
-/// 21.4 s with 250 ms, one run each).
+/// How long the replay waits for the consumer's next chunk to join to the one it holds while
+/// the consumer's chunks come full but the log says nothing is waiting after them. Long
+/// enough that the load's first chunks fill up too: with 20 ms they stayed small while the
+/// consumer's fetches got going, and small chunks cost more per record (the benchmark's load:
+/// 25.8 s with 20 ms, 21.4 s with 250 ms, one run each).
 const JOIN_WAIT: Duration = Duration::from_millis(250);
+
+/// How long it waits for the next chunk when the log has messages waiting after the last one
+/// received: they are there, only the consumer's next fetch stands between, so the chunk is
+/// filled rather than cut where a fetch paused. Cut chunks came out of every size between
+/// one consumer chunk and [`CHUNK_MESSAGES`], and a chunk's work has a part that does not
+/// shrink with it (each player's row is read and written once per chunk, whether the chunk
+/// names it once or fifty times): the load went at an uneven pace, slower while its chunks
+/// came short, which its ETA could not foresee.
+const WAITING_WAIT: Duration = Duration::from_secs(2);
+
+/// How long to wait for the consumer's next chunk to join to a chunk of `held` messages, or
+/// `None` when the chunk is done: it has no room for a consumer chunk of `batch_max` more, or
+/// the consumer's last chunk came short (`full` false) with nothing waiting after it in the
+/// log (`waiting`: its count after the last message received).
+fn join_wait(held: usize, batch_max: usize, full: bool, waiting: u64) -> Option<Duration> {
+    if held + batch_max > CHUNK_MESSAGES {
+        None
+    } else if waiting > 0 {
+        Some(WAITING_WAIT)
+    } else if full {
+        Some(JOIN_WAIT)
+    } else {
+        None
+    }
+}
 
 /// A chunk on its way through the models.
 struct InFlight<'r> {
@@ -126,6 +151,11 @@ fn finish_model(
     model: usize,
     outcome: ModelOutcome,
 ) {
+    replay.tracker.model_committed(
+        (model, replay.models.len()),
+        in_flight.received.bytes,
+        outcome.busy(),
+    );
     let mut outcomes = in_flight
         .outcomes
         .lock()
@@ -160,17 +190,47 @@ where
     };
     let mut full = chunk.len() >= batch_max;
     let mut received = replay.receive(partition, chunk)?;
-    // A short chunk is all the consumer had; so is nothing within the wait.
-    while full && received.delivered.len() + batch_max <= CHUNK_MESSAGES {
-        if pause.is_cancelled() {
-            break;
-        }
-        let Ok(chunk) = tokio::time::timeout(JOIN_WAIT, chunks.next()).await else {
-            break;
+    // A short chunk with nothing waiting after it is all the consumer had; so is nothing
+    // within the wait.
+    while let Some(wait) = join_wait(received.delivered.len(), batch_max, full, received.waiting) {
+        // Ends at the pause too: what is held is applied before the replay pauses.
+        let chunk = tokio::select! {
+            biased;
+            () = pause.cancelled() => break,
+            chunk = tokio::time::timeout(wait, chunks.next()) => match chunk {
+                Ok(chunk) => chunk,
+                Err(_) => break,
+            },
         };
         let chunk = chunk.context("the event log's consumer ended")?;
         full = chunk.len() >= batch_max;
         Replay::append(&mut received, replay.receive(partition, chunk)?);
     }
     Ok(Some(received))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_is_joined_while_the_log_has_messages_waiting_even_after_a_short_one() {
+        assert_eq!(join_wait(500, 500, false, 1), Some(WAITING_WAIT));
+        assert_eq!(join_wait(737, 500, true, 9_000), Some(WAITING_WAIT));
+    }
+
+    #[test]
+    fn a_full_consumer_chunk_with_nothing_waiting_gets_the_short_wait() {
+        assert_eq!(join_wait(500, 500, true, 0), Some(JOIN_WAIT));
+    }
+
+    #[test]
+    fn a_chunk_ends_when_the_consumer_has_nothing_more_or_it_has_no_room() {
+        assert_eq!(join_wait(120, 500, false, 0), None);
+        assert_eq!(join_wait(CHUNK_MESSAGES - 499, 500, true, 100), None);
+        assert_eq!(
+            join_wait(CHUNK_MESSAGES - 500, 500, true, 100),
+            Some(WAITING_WAIT)
+        );
+    }
 }

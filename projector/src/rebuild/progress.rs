@@ -6,9 +6,12 @@
 
 #[path = "eta.rs"]
 mod eta;
+#[path = "model_work.rs"]
+mod model_work;
 
 use eta::{ByteRate, fraction_eta};
 use indicatif::{ProgressBar, ProgressStyle};
+use model_work::ModelWork;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -98,8 +101,12 @@ struct Current {
     records_at_start: u64,
     /// The index build's fraction done, when it can be told.
     fraction: Option<f64>,
+    /// Bytes applied when the phase started.
+    bytes_at_start: u64,
     /// The load's and the catch-up's bytes per second, as their chunks land.
     rate: ByteRate,
+    /// The pipelined load's work per read model: its ETA where there is one.
+    work: ModelWork,
 }
 
 /// Follows a rebuild: counts what the replay applied, and tells it (the bar, the log lines,
@@ -132,7 +139,9 @@ impl Tracker {
                 started: Instant::now(),
                 records_at_start: 0,
                 fraction: None,
+                bytes_at_start: 0,
                 rate: ByteRate::new(Duration::ZERO),
+                work: ModelWork::default(),
             }),
             took: Mutex::new(Vec::new()),
             bar: make_progress_bar(bar),
@@ -158,7 +167,9 @@ impl Tracker {
                 started: Instant::now(),
                 records_at_start: self.records.load(Ordering::Acquire),
                 fraction: None,
+                bytes_at_start: self.bytes.load(Ordering::Acquire),
                 rate: ByteRate::new(self.started.elapsed()),
+                work: ModelWork::default(),
             };
         }
         self.log_phase(phase);
@@ -189,6 +200,18 @@ impl Tracker {
         current.rate.landed(self.started.elapsed(), total);
     }
 
+    /// Counts one read model's transaction over a chunk of `bytes` of the log that took
+    /// `busy` (`model`: its index and the number of models), for the ETA ([`ModelWork`]).
+    pub(super) fn model_committed(&self, model: (usize, usize), bytes: u64, busy: Duration) {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let phase_bytes = self
+            .bytes_total
+            .load(Ordering::Acquire)
+            .saturating_sub(current.bytes_at_start);
+        let now = self.started.elapsed();
+        current.work.committed(model, now, bytes, busy, phase_bytes);
+    }
+
     /// The stream's bytes, as last looked at.
     pub(super) fn stream_bytes(&self, total: u64) {
         self.bytes_total.store(total, Ordering::Release);
@@ -212,8 +235,12 @@ impl Tracker {
         let now = self.started.elapsed();
         let in_phase = current.started.elapsed();
         let eta = match current.phase {
-            // None before two of the phase's chunks landed (see `eta`).
-            Phase::Load | Phase::CatchUp => current.rate.eta(bytes_total - bytes, now),
+            // From the models' work once each has committed something (the pipelined load),
+            // else from the bytes landed: none before two of the phase's chunks landed.
+            Phase::Load | Phase::CatchUp => current
+                .work
+                .eta(now)
+                .or_else(|| current.rate.eta(bytes_total - bytes, now)),
             Phase::IndexBuild => current.fraction.and_then(|f| fraction_eta(f, in_phase)),
             Phase::Done => Some(Duration::ZERO),
             Phase::Prepare | Phase::Swap => None,

@@ -233,9 +233,9 @@ pub(super) struct Received {
     pub(super) delivered: Vec<Delivered>,
     /// The partition's own messages among them, and their bytes as the stream counts them.
     own: u64,
-    bytes: u64,
+    pub(super) bytes: u64,
     /// Messages the consumer still had waiting after the last one.
-    waiting: u64,
+    pub(super) waiting: u64,
 }
 
 /// What JetStream's file store counts for `message` in the stream's bytes: its subject,

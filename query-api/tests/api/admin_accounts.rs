@@ -78,6 +78,17 @@ async fn admin_paths_need_the_admin_key() -> anyhow::Result<()> {
         )
         .await?;
     assert!(forbidden, "a plugin key on an admin path must be 403");
+    // The dashboard key reaches the directory on its own: waiting for the plugin key's does
+    // not wait for it.
+    let forbidden = app
+        .status_becomes(
+            "/api/admin/accounts",
+            &dashboard,
+            StatusCode::FORBIDDEN,
+            crate::helpers::WAIT,
+        )
+        .await?;
+    assert!(forbidden, "a dashboard key on an admin path must be 403");
     let response = app
         .get_with("/api/admin/accounts", Some(&dashboard))
         .await?;

@@ -1,11 +1,11 @@
 //! Privacy settings and the buckets the keys live in.
 
-use super::{Keyring, MasterKey};
+use super::{DEFAULT_CACHED_PLAYERS, Keyring, MasterKey};
 use crate::config::{ConfigError, Vars};
 use crate::event_log::EventLogConfig;
 use async_nats::jetstream::{self, kv, stream};
 
-/// `PRIVACY_MASTER_KEY` and `PRIVACY_ENCRYPTION`.
+/// `PRIVACY_MASTER_KEY`, `PRIVACY_ENCRYPTION` and `PRIVACY_KEY_CACHE_PLAYERS`.
 #[derive(Debug, Clone)]
 pub struct PrivacyConfig {
     /// Wraps every data key (`PRIVACY_MASTER_KEY`, required, at least 32 characters). Every
@@ -14,6 +14,11 @@ pub struct PrivacyConfig {
     /// `PRIVACY_ENCRYPTION`: `on` (default) seals personal fields at ingest; `off` appends new
     /// writes in clear (what was sealed still opens). For benchmarks and migrations only.
     pub seal: bool,
+    /// `PRIVACY_KEY_CACHE_PLAYERS` (default [`DEFAULT_CACHED_PLAYERS`], 1 to 10,000,000): the
+    /// players whose keys each process keeps in memory at most (about 330 bytes each); past
+    /// it, those not needed lately are dropped and fetched from the key bucket when next
+    /// needed.
+    pub cached_players: usize,
 }
 
 impl PrivacyConfig {
@@ -37,7 +42,19 @@ impl PrivacyConfig {
                 });
             }
         };
-        Ok(PrivacyConfig { master_key, seal })
+        let cached_players =
+            vars.or_default("PRIVACY_KEY_CACHE_PLAYERS", DEFAULT_CACHED_PLAYERS)?;
+        if !(1..=10_000_000).contains(&cached_players) {
+            return Err(ConfigError::Invalid {
+                name: "PRIVACY_KEY_CACHE_PLAYERS",
+                reason: format!("{cached_players} is not between 1 and 10000000"),
+            });
+        }
+        Ok(PrivacyConfig {
+            master_key,
+            seal,
+            cached_players,
+        })
     }
 
     /// Opens (creating when missing) the privacy buckets and returns a keyring over them.
@@ -54,6 +71,7 @@ impl PrivacyConfig {
             accounts,
             self.master_key.clone(),
             self.seal,
+            self.cached_players,
         ))
     }
 }
@@ -90,6 +108,36 @@ impl PrivacyBuckets {
                 "Warden privacy: d.<account>.<class>.<day> -> period key (wrapped); \
                  policy.<account> -> privacy policy",
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(vars: Vars) -> Result<PrivacyConfig, ConfigError> {
+        PrivacyConfig::from_vars(&vars.set("PRIVACY_MASTER_KEY", "k".repeat(32)))
+    }
+
+    #[test]
+    fn the_key_cache_bound_defaults_and_must_be_in_range() {
+        let default = with(Vars::empty()).expect("valid");
+        assert_eq!(default.cached_players, DEFAULT_CACHED_PLAYERS);
+        let set = with(Vars::empty().set("PRIVACY_KEY_CACHE_PLAYERS", 5_000)).expect("valid");
+        assert_eq!(set.cached_players, 5_000);
+        for bad in ["0", "10000001", "many", "-1"] {
+            let refused = with(Vars::empty().set("PRIVACY_KEY_CACHE_PLAYERS", bad));
+            assert!(
+                matches!(
+                    refused,
+                    Err(ConfigError::Invalid {
+                        name: "PRIVACY_KEY_CACHE_PLAYERS",
+                        ..
+                    })
+                ),
+                "{bad}: {refused:?}"
+            );
         }
     }
 }

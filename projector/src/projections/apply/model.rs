@@ -17,6 +17,15 @@ pub(crate) struct ModelOutcome {
     pub(super) checkpoint: u64,
     /// The messages it refused (indexes into the decoded messages), each parked for it.
     pub(super) refused: Vec<(usize, Refusal)>,
+    /// How long its transaction took, from begin to commit.
+    busy: std::time::Duration,
+}
+
+impl ModelOutcome {
+    /// How long its transaction took, from begin to commit.
+    pub(crate) fn busy(&self) -> std::time::Duration {
+        self.busy
+    }
 }
 
 /// The decoded messages of a chunk, each with the delivery it came from.
@@ -86,6 +95,7 @@ pub(super) async fn apply_model(
         return Ok(ModelOutcome {
             checkpoint,
             refused: Vec::new(),
+            busy: started.elapsed(),
         });
     }
     let refused =
@@ -117,16 +127,18 @@ pub(super) async fn apply_model(
     checkpoint::park(&mut tx, &parked).await?;
     checkpoint::advance(&mut tx, &name, partition, last_sequence).await?;
     tx.commit().await?;
+    let busy = started.elapsed();
     // Which model sets a chunk's pace (and a rebuild's), for an operator at debug level.
     tracing::debug!(
         projection = model.name(),
         partition,
         last_sequence,
-        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+        elapsed_ms = busy.as_secs_f64() * 1000.0,
         "read model transaction committed"
     );
     Ok(ModelOutcome {
         checkpoint,
         refused,
+        busy,
     })
 }

@@ -210,15 +210,18 @@ async fn into_phase(
     })
     .await?;
     if let Kill::IndexBuild = kill {
-        // The copy's indexes are built once every table is logged: one of another table,
-        // logged already, waits on a lock taken now, once chat_messages is let go.
-        let table = deferred_index_table(h, &schema).await?;
-        let indexed = Holder::hold(
-            h,
-            &format!("LOCK TABLE {schema}.{table} IN ROW EXCLUSIVE MODE"),
-        )
-        .await?;
+        // A table's indexes are built as soon as it is logged: a second transaction of the
+        // test asks for chat_messages behind the wait to make it logged, so it holds the
+        // table from the moment that is done, and the table's first index waits on it.
+        let queued = Holder::begin(h)
+            .await?
+            .lock_queued(
+                h,
+                &format!("LOCK TABLE {schema}.chat_messages IN ROW EXCLUSIVE MODE"),
+            )
+            .await?;
         chat.release().await?;
+        let indexed = queued.await??;
         indexed.blocks(h, "%CREATE%INDEX%").await?;
         return Ok((vec![indexed], before));
     }
@@ -240,30 +243,6 @@ async fn into_phase(
         .blocks(h, "%projection_checkpoints%FOR UPDATE%")
         .await?;
     Ok((vec![checkpoints], during))
-}
-
-/// A table other than chat_messages with an index the copy builds after its load (a live
-/// one the copy does not have, or has only a guard of: see `rebuild::deferred`).
-async fn deferred_index_table(h: &Harness, schema: &str) -> anyhow::Result<String> {
-    let tables: Vec<&str> = projector::projections::tables().collect();
-    let table: Option<String> = sqlx::query_scalar(
-        "SELECT t.relname::text FROM pg_index x
-         JOIN pg_class i ON i.oid = x.indexrelid
-         JOIN pg_class t ON t.oid = x.indrelid
-         JOIN pg_namespace n ON n.oid = t.relnamespace
-         WHERE n.nspname = 'public' AND t.relname = ANY($1) AND t.relname <> 'chat_messages'
-           AND NOT EXISTS (SELECT 1 FROM pg_class c
-                           JOIN pg_namespace cn ON cn.oid = c.relnamespace
-                           WHERE cn.nspname = $2 AND c.relname = i.relname
-                             AND substring(pg_get_indexdef(c.oid) FROM ' USING .*$')
-                               = substring(pg_get_indexdef(i.oid) FROM ' USING .*$'))
-         ORDER BY 1 LIMIT 1",
-    )
-    .bind(&tables)
-    .bind(schema)
-    .fetch_optional(h.pool())
-    .await?;
-    table.ok_or_else(|| anyhow::anyhow!("the copy defers no index but chat_messages'"))
 }
 
 /// Kills a rebuild in `kill`'s phase and checks the live side, then rebuilds again.

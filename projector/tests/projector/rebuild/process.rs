@@ -180,6 +180,31 @@ impl Holder {
         Ok(())
     }
 
+    /// Asks for the locks `sql` takes while a conflicting request of another transaction
+    /// waits for them: returns once this request waits in PostgreSQL's queue (behind that
+    /// one, so it is granted the moment that one's transaction ends), with the task that
+    /// holds the locks once granted.
+    pub(super) async fn lock_queued(
+        mut self,
+        h: &Harness,
+        sql: &str,
+    ) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<Holder>>> {
+        let pid = self.pid;
+        let sql = sql.to_owned();
+        let granted = tokio::spawn(async move { self.lock(&sql).await.map(|()| self) });
+        eventually("the test's lock request to wait in the queue", || async {
+            let waits: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted)",
+            )
+            .bind(pid)
+            .fetch_one(h.pool())
+            .await?;
+            Ok(waits.then_some(()))
+        })
+        .await?;
+        Ok(granted)
+    }
+
     /// The schema the rebuild fills (`rebuild_<time>`); it must exist.
     pub(super) async fn copy_schema(&mut self) -> anyhow::Result<String> {
         let schema = sqlx::query_scalar(

@@ -33,12 +33,16 @@ pub(super) struct PlayerEntry {
     derived: [Option<Derived>; FIELD_KEYS_PER_PLAYER],
     /// The slot of `derived` the next new field key takes.
     next: usize,
+    /// Looked up since the cache last made room (see [`Cache::make_room`]).
+    used: bool,
 }
 
 impl PlayerEntry {
     pub(super) fn new(key: Option<DataKey>) -> PlayerEntry {
         PlayerEntry {
             key,
+            // Fetched because a call needs it now.
+            used: true,
             ..PlayerEntry::default()
         }
     }
@@ -72,6 +76,30 @@ pub(super) struct Cache {
     pub(super) policies: Map<Uuid, Arc<PrivacyPolicy>>,
 }
 
+impl Cache {
+    /// Makes room for `incoming` more players under a bound of `bound` players: when they
+    /// would not fit, the players not looked up since the last time room was made go, then
+    /// (if the rest still fills more than half the bound) any others, down to half of it. A
+    /// second chance rather than an order of use: sealing looks players up under one lock, and
+    /// a flag is all it sets. Half, so room is made once per `bound / 2` new players, each
+    /// time in one pass over the map.
+    pub(super) fn make_room(&mut self, bound: usize, incoming: usize) {
+        if self.players.len() + incoming <= bound {
+            return;
+        }
+        self.players
+            .retain(|_, entry| std::mem::take(&mut entry.used));
+        let mut keep = (bound / 2).min(bound.saturating_sub(incoming));
+        if self.players.len() > keep {
+            self.players.retain(|_, _| {
+                let kept = keep > 0;
+                keep = keep.saturating_sub(1);
+                kept
+            });
+        }
+    }
+}
+
 /// Drops a period key and every field key derived from it.
 pub(super) fn forget_period(cache: &mut Cache, account: Uuid, class: FieldClass, day: u32) {
     cache.periods.remove(&(account, class, day));
@@ -91,6 +119,7 @@ pub(super) fn field_key(
     day: u32,
 ) -> Option<FieldKey> {
     let entry = cache.players.get_mut(&(account, subject))?;
+    entry.used = true;
     if let Some(key) = entry.field_key(class, day) {
         return Some(key);
     }
@@ -102,4 +131,66 @@ pub(super) fn field_key(
     let key = player.field_key(class, day, period);
     entry.remember(class, day, key);
     Some(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_of(players: &[Uuid]) -> Cache {
+        let mut cache = Cache::default();
+        for &p in players {
+            cache
+                .players
+                .insert((Uuid::nil(), p), PlayerEntry::new(Some(DataKey::random())));
+        }
+        cache
+    }
+
+    fn look_up(cache: &mut Cache, player: Uuid) -> bool {
+        field_key(cache, Uuid::nil(), player, FieldClass::Identity, 1).is_some()
+    }
+
+    #[test]
+    fn room_is_made_only_when_the_newcomers_would_not_fit() {
+        let players: Vec<Uuid> = (0..10).map(|_| Uuid::new_v4()).collect();
+        let mut cache = cache_of(&players);
+        cache.make_room(12, 2);
+        assert_eq!(cache.players.len(), 10);
+        cache.make_room(12, 3);
+        assert_eq!(cache.players.len(), 6, "down to half the bound");
+    }
+
+    #[test]
+    fn players_looked_up_since_room_was_last_made_stay() {
+        let players: Vec<Uuid> = (0..100).map(|_| Uuid::new_v4()).collect();
+        let mut cache = cache_of(&players);
+        // Everyone starts needed; the first pass clears that, and halves the cache.
+        cache.make_room(100, 1);
+        assert_eq!(cache.players.len(), 50);
+        let kept: Vec<Uuid> = cache.players.keys().map(|k| k.1).collect();
+        for &p in &kept[..10] {
+            assert!(look_up(&mut cache, p));
+        }
+        cache.make_room(50, 1);
+        for &p in &kept[..10] {
+            assert!(
+                cache.players.contains_key(&(Uuid::nil(), p)),
+                "a needed player went"
+            );
+        }
+        assert_eq!(
+            cache.players.len(),
+            10,
+            "only the needed ones fit under half"
+        );
+    }
+
+    #[test]
+    fn more_newcomers_than_the_bound_empty_the_cache() {
+        let players: Vec<Uuid> = (0..8).map(|_| Uuid::new_v4()).collect();
+        let mut cache = cache_of(&players);
+        cache.make_room(8, 9);
+        assert!(cache.players.is_empty());
+    }
 }

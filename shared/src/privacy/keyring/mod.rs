@@ -26,8 +26,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use store::{period_name, player_name};
 use uuid::Uuid;
 
-/// Players whose keys a process caches at most; past it the cache starts again empty.
-const MAX_CACHED_PLAYERS: usize = 500_000;
+/// Players whose keys a process caches at most unless told otherwise
+/// (`PRIVACY_KEY_CACHE_PLAYERS`): about 330 bytes each, so about 40 MiB when full.
+pub const DEFAULT_CACHED_PLAYERS: usize = 100_000;
 /// Key fetches in flight at once for one call, and for the whole process: a burst of new
 /// players (or a restart under load) queues here instead of holding thousands of bucket
 /// requests, and the requests waiting on them, in memory at once.
@@ -55,6 +56,8 @@ struct Inner {
     master: MasterKey,
     seal: bool,
     cache: Mutex<Cache>,
+    /// Players whose keys [`Inner::cache`] holds at most (see [`Cache::make_room`]).
+    cached_players: usize,
     fetch_slots: Arc<tokio::sync::Semaphore>,
 }
 
@@ -81,8 +84,15 @@ enum Need {
 
 impl Keyring {
     /// A keyring over the two privacy buckets; `seal` false leaves new writes in clear
-    /// (`PRIVACY_ENCRYPTION=off`) while still opening what was sealed.
-    pub fn new(players: kv::Store, accounts: kv::Store, master: MasterKey, seal: bool) -> Keyring {
+    /// (`PRIVACY_ENCRYPTION=off`) while still opening what was sealed. It caches the keys of
+    /// at most `cached_players` players (at least 1).
+    pub fn new(
+        players: kv::Store,
+        accounts: kv::Store,
+        master: MasterKey,
+        seal: bool,
+        cached_players: usize,
+    ) -> Keyring {
         Keyring {
             inner: Arc::new(Inner {
                 players,
@@ -90,6 +100,7 @@ impl Keyring {
                 master,
                 seal,
                 cache: Mutex::new(Cache::default()),
+                cached_players: cached_players.max(1),
                 fetch_slots: Arc::new(tokio::sync::Semaphore::new(PROCESS_FETCH_CONCURRENCY)),
             }),
         }
@@ -247,9 +258,11 @@ impl Keyring {
             .try_collect()
             .await?;
         let mut cache = self.cache();
-        if cache.players.len() > MAX_CACHED_PLAYERS {
-            cache.players.clear();
-        }
+        let players = loaded
+            .iter()
+            .filter(|(need, _)| matches!(need, Need::Player(..)))
+            .count();
+        cache.make_room(self.inner.cached_players, players);
         for (need, key) in loaded {
             match need {
                 Need::Player(a, p) => {
