@@ -150,19 +150,20 @@ impl Work<'_> {
                 loop {
                     // Made before looking, so a job finishing in between still wakes it.
                     let woken = finished.notified();
-                    let next = plan.lock().unwrap_or_else(PoisonError::into_inner).next();
-                    let index = match next {
-                        Next::Run(index) => index,
-                        Next::Wait => {
-                            woken.await;
-                            continue;
+                    let taken = {
+                        let mut plan = plan.lock().unwrap_or_else(PoisonError::into_inner);
+                        match plan.next() {
+                            Next::Run(index) => {
+                                let job = plan.job(index);
+                                Some((index, job.sql.clone(), job.table, job.step, job.weight))
+                            }
+                            Next::Wait => None,
+                            Next::Finished => return anyhow::Ok(()),
                         }
-                        Next::Finished => return anyhow::Ok(()),
                     };
-                    let (sql, table, step, weight) = {
-                        let plan = plan.lock().unwrap_or_else(PoisonError::into_inner);
-                        let job = plan.job(index);
-                        (job.sql.clone(), job.table, job.step, job.weight)
+                    let Some((index, sql, table, step, weight)) = taken else {
+                        woken.await;
+                        continue;
                     };
                     let started = Instant::now();
                     self.starts(*pid, weight);

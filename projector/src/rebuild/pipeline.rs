@@ -34,7 +34,8 @@ use tokio_util::sync::CancellationToken;
 pub(super) const READ_AHEAD: usize = 3;
 
 /// Messages of one chunk of the replay, at most: the consumer's chunks (of
-/// `PROJECTOR_BATCH_MAX` messages) are joined up to it, as many as the consumer has ready.
+/// `PROJECTOR_BATCH_MAX` messages) are joined up to it while the log has more (see
+/// [`join_wait`]).
 pub(super) const CHUNK_MESSAGES: usize = 4_000;
 
 /// How long the replay waits for the consumer's next chunk to join to the one it holds while
