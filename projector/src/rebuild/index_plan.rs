@@ -9,6 +9,10 @@
 //! idle for its last seconds. Now the longest chain of work goes first: the chat table is made
 //! logged first, its trigram index starts right after, and the other connection does every
 //! other table meanwhile.
+//!
+//! A table's work may start before the load has ended: once the models writing to it have
+//! loaded everything ([`Plan::next_among`] the tables that are ready), while the slowest model
+//! still loads on a core of its own.
 
 /// What a statement does to its table; a table's steps run in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -28,6 +32,8 @@ pub(super) struct Job {
     pub(super) sql: String,
     pub(super) table: &'static str,
     pub(super) step: Step,
+    /// What it costs per byte of its table, relative to the other steps.
+    pub(super) cost: f64,
     /// Its share of the phase's work (the bytes it works through times its step's cost).
     pub(super) weight: f64,
 }
@@ -62,14 +68,47 @@ pub(super) struct Plan {
 
 impl Plan {
     pub(super) fn new(jobs: Vec<Job>) -> Plan {
+        let states = vec![State::Waiting; jobs.len()];
+        let mut plan = Plan {
+            jobs,
+            reach: Vec::new(),
+            states,
+        };
+        plan.reach = plan.reach();
+        plan
+    }
+
+    /// Weighs the jobs of the tables for which `size` tells their bytes again (their cost
+    /// times it).
+    pub(super) fn reweigh(&mut self, size: impl Fn(&str) -> Option<f64>) {
+        for job in &mut self.jobs {
+            if let Some(bytes) = size(job.table) {
+                job.weight = job.cost * bytes;
+            }
+        }
+        self.reach = self.reach();
+    }
+
+    /// The weight of the jobs not done yet (running or waiting).
+    pub(super) fn left(&self) -> f64 {
+        self.jobs
+            .iter()
+            .zip(&self.states)
+            .filter(|(_, state)| **state != State::Done)
+            .map(|(job, _)| job.weight)
+            .sum()
+    }
+
+    /// The work from each job's start to its table's end, along the longest chain.
+    fn reach(&self) -> Vec<f64> {
+        let jobs = &self.jobs;
         let weight_of = |table: &str, step: Step| -> Vec<f64> {
             jobs.iter()
                 .filter(|j| j.table == table && j.step == step)
                 .map(|j| j.weight)
                 .collect()
         };
-        let reach = jobs
-            .iter()
+        jobs.iter()
             .map(|job| {
                 let vacuum: f64 = weight_of(job.table, Step::Vacuum).iter().sum();
                 let longest_index = weight_of(job.table, Step::Index)
@@ -82,13 +121,7 @@ impl Plan {
                         Step::Vacuum => 0.0,
                     }
             })
-            .collect();
-        let states = vec![State::Waiting; jobs.len()];
-        Plan {
-            jobs,
-            reach,
-            states,
-        }
+            .collect()
     }
 
     pub(super) fn job(&self, index: usize) -> &Job {
@@ -97,8 +130,15 @@ impl Plan {
 
     /// The job a free connection runs next (now marked running), if one is ready.
     pub(super) fn next(&mut self) -> Next {
+        self.next_among(|_| true)
+    }
+
+    /// The job a free connection runs next among those of the tables `open` says may start.
+    pub(super) fn next_among(&mut self, open: impl Fn(&str) -> bool) -> Next {
         let ready = (0..self.jobs.len())
-            .filter(|&i| self.states[i] == State::Waiting && self.is_ready(i))
+            .filter(|&i| {
+                self.states[i] == State::Waiting && open(self.jobs[i].table) && self.is_ready(i)
+            })
             .max_by(|&a, &b| self.reach[a].total_cmp(&self.reach[b]));
         match ready {
             Some(index) => {
@@ -133,6 +173,7 @@ mod tests {
             sql: format!("{step:?} {table} {weight}"),
             table,
             step,
+            cost: weight,
             weight,
         }
     }
@@ -155,7 +196,12 @@ mod tests {
 
     /// The statement of the job a free connection takes next.
     fn take(plan: &mut Plan) -> String {
-        match plan.next() {
+        take_among(plan, |_| true)
+    }
+
+    /// The statement of the job a free connection takes next among `open`'s tables.
+    fn take_among(plan: &mut Plan, open: impl Fn(&str) -> bool) -> String {
+        match plan.next_among(open) {
             Next::Run(index) => plan.job(index).sql.clone(),
             other => format!("{other:?}"),
         }
@@ -169,6 +215,38 @@ mod tests {
         plan.done(3);
         assert_eq!(take(&mut plan), "Index chat 16");
         assert_eq!(take(&mut plan), "Index chat 8");
+    }
+
+    #[test]
+    fn a_table_open_early_starts_alone_and_the_rest_waits_for_the_others() {
+        let mut plan = plan();
+        let chat = |table: &str| table == "chat";
+        assert_eq!(take_among(&mut plan, chat), "Logged chat 10");
+        assert_eq!(plan.next_among(chat), Next::Wait, "its indexes wait for it");
+        plan.done(3);
+        assert_eq!(take_among(&mut plan, chat), "Index chat 16");
+        // Every table open: the longest chain of the others first.
+        assert_eq!(take(&mut plan), "Logged events 12");
+    }
+
+    #[test]
+    fn reweighed_tables_change_which_goes_first_and_what_is_left() {
+        let mut plan = plan();
+        let left = plan.left();
+        // The small table turned out the biggest (weighed while it was still loading).
+        plan.reweigh(|table| (table == "small").then_some(100.0));
+        assert_eq!(take(&mut plan), "Logged small 1");
+        assert!(
+            (plan.left() - (left - 2.0 + 200.0)).abs() < 1e-9,
+            "{}",
+            plan.left()
+        );
+        plan.done(0);
+        assert!(
+            (plan.left() - (left - 2.0 + 100.0)).abs() < 1e-9,
+            "{}",
+            plan.left()
+        );
     }
 
     #[test]

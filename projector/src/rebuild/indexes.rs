@@ -1,39 +1,59 @@
-//! The index build phase ([`build`]): once the load has reached the live checkpoints, makes
-//! the copy's tables logged, builds the indexes it did without while loading
-//! ([`super::deferred`]) under the live names, and gathers statistics, before the catch-up
-//! and the swap.
+//! The index build ([`build`]): makes the copy's tables logged, builds the indexes it did
+//! without while loading ([`super::deferred`]) under the live names, and gathers statistics,
+//! before the catch-up and the swap. It starts during the load, on one connection, with the
+//! tables whose models have loaded everything ([`super::loaded`]), and goes on with the rest
+//! on [`AT_ONCE`] connections once the load has ended (the index build phase).
 
 use super::copy::{TableCopy, quoted};
 use super::index_plan::{Job, Next, Plan, Step};
 use super::progress::Tracker;
+use super::replay::Replay;
+use crate::projections::ReadModel;
 use anyhow::Context;
 use sqlx::{Connection, Executor, PgConnection, PgPool};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// Statements of the index build at once, each on its own connection (PostgreSQL may give
-/// each index build parallel workers of its own besides).
+/// each index build parallel workers of its own besides). During the load, one.
 const AT_ONCE: usize = 2;
 /// Memory for each index build's sort: a sort that fits runs in one pass.
 const MAINTENANCE_WORK_MEM: &str = "256MB";
-/// How often the index builds' own progress is looked up.
+/// How often the index builds' own progress, and during the load the tables loaded, are
+/// looked up.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 
 /// What each step costs per byte of its table, relative to the others, as measured on a
 /// million-record log (2 cores): making a table logged 1, a B-tree index 0.8, a GIN
-/// (trigram) index 1.6, `VACUUM (ANALYZE)` 0.2. Only the index build's ETA depends on them.
+/// (trigram) index 1.6, `VACUUM (ANALYZE)` 0.2. Only the index build's ETA and its order
+/// depend on them.
 const SET_LOGGED_COST: f64 = 1.0;
 const BTREE_COST: f64 = 0.8;
 const GIN_COST: f64 = 1.6;
 const VACUUM_COST: f64 = 0.2;
 
-/// The index build phase: the copy's tables made logged, its deferred indexes built, the
-/// live indexes' statistics targets set on the copy's, then `VACUUM (ANALYZE)` (planner
+/// The load the index build starts beside.
+pub(super) struct Beside<'a> {
+    /// Cancelled once the load has ended (the index build phase has begun).
+    pub(super) ended: &'a CancellationToken,
+    pub(super) replay: &'a Replay<'a>,
+    pub(super) models: &'a [&'static dyn ReadModel],
+}
+
+/// The index build: the copy's tables made logged, its deferred indexes built, the live
+/// indexes' statistics targets set on the copy's, then `VACUUM (ANALYZE)` (planner
 /// statistics, and pages marked all-visible so index-only scans skip the heap right after the
-/// swap). [`AT_ONCE`] statements run at once, each table's in that order and the tables side
-/// by side, the longest chain of work first ([`index_plan`]).
+/// swap). Each table's statements run in that order and the tables side by side, the longest
+/// chain of work first ([`index_plan`](super::index_plan)).
+///
+/// During the load (until `load.ended`), one statement at a time, of the tables whose models
+/// have loaded everything, with no parallel workers: the load's slowest model goes on alone
+/// at its end, and the machine's other cores would idle. On the benchmark's log the chat
+/// messages' trigram index (16 s, one process) is then mostly built before the load ends.
+/// From the load's end, [`AT_ONCE`] statements at once, of every table.
 ///
 /// A table is made logged before its indexes are built: `SET LOGGED` rewrites a table and
 /// rebuilds every index it has, so indexes built before it would be built twice.
@@ -42,6 +62,7 @@ pub(super) async fn build(
     database_url: &str,
     pool: &PgPool,
     tracker: &Tracker,
+    load: Beside<'_>,
 ) -> anyhow::Result<()> {
     let mut connections = Vec::with_capacity(AT_ONCE);
     for _ in 0..AT_ONCE {
@@ -53,34 +74,59 @@ pub(super) async fn build(
             .await?;
         connections.push((pid, conn));
     }
-    let sizes: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT c.relname::text, pg_table_size(c.oid)
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = $1 AND c.relname = ANY($2)",
-    )
-    .bind(&copy.schema)
-    .bind(&copy.tables)
-    .fetch_all(&mut connections[0].1)
-    .await?;
-    let weight = |table: &str| {
-        let bytes = sizes.iter().find(|(t, _)| t == table).map_or(0, |s| s.1);
-        bytes.max(0) as f64 + 8192.0
+    let work = Work {
+        plan: Mutex::new(Plan::new(jobs(copy))),
+        progress: Mutex::new((0.0, 0.0)),
+        telling: AtomicBool::new(false),
+        running: Mutex::new(Vec::new()),
+        tracker,
     };
+    let every_table = CancellationToken::new();
+    let stop = CancellationToken::new();
+    tokio::try_join!(
+        async {
+            let ran = work
+                .run(&mut connections, copy, pool, &load, &every_table)
+                .await;
+            stop.cancel();
+            ran
+        },
+        async {
+            load.ended.cancelled().await;
+            let sizes = sizes(pool, copy, &copy.tables).await?;
+            let left = {
+                let mut plan = work.plan.lock().unwrap_or_else(PoisonError::into_inner);
+                plan.reweigh(|table| size_of(&sizes, table));
+                plan.left()
+            };
+            work.restart(left);
+            every_table.cancel();
+            work.follow(pool, &stop).await;
+            anyhow::Ok(())
+        }
+    )?;
+    for (_, conn) in connections {
+        conn.close().await?;
+    }
+    Ok(())
+}
+
+/// Every statement of the index build, weighed as if each table were empty.
+fn jobs(copy: &TableCopy) -> Vec<Job> {
     let qualified = |table: &str| format!("{}.{table}", copy.schema);
+    let job = |sql: String, table: &'static str, step: Step, cost: f64| Job {
+        sql,
+        table,
+        step,
+        cost,
+        weight: cost * EMPTY,
+    };
     let mut jobs = Vec::new();
     for &table in &copy.tables {
-        jobs.push(Job {
-            sql: format!("ALTER TABLE {} SET LOGGED", qualified(table)),
-            table,
-            step: Step::Logged,
-            weight: SET_LOGGED_COST * weight(table),
-        });
-        jobs.push(Job {
-            sql: format!("VACUUM (ANALYZE) {}", qualified(table)),
-            table,
-            step: Step::Vacuum,
-            weight: VACUUM_COST * weight(table),
-        });
+        let logged = format!("ALTER TABLE {} SET LOGGED", qualified(table));
+        jobs.push(job(logged, table, Step::Logged, SET_LOGGED_COST));
+        let vacuum = format!("VACUUM (ANALYZE) {}", qualified(table));
+        jobs.push(job(vacuum, table, Step::Vacuum, VACUUM_COST));
     }
     for deferred in &copy.deferred {
         let sql = deferred.statement(&copy.schema);
@@ -89,98 +135,137 @@ pub(super) async fn build(
         } else {
             BTREE_COST
         };
-        jobs.push(Job {
-            weight: cost * weight(deferred.table),
-            table: deferred.table,
-            step: Step::Index,
-            sql,
-        });
+        jobs.push(job(sql, deferred.table, Step::Index, cost));
     }
-    let work = Work {
-        total: jobs.iter().map(|j| j.weight).sum(),
-        done: Mutex::new(0.0),
-        running: Mutex::new(Vec::new()),
-        tracker,
-    };
-    let stop = CancellationToken::new();
-    let (ran, ()) = tokio::join!(
-        async {
-            let ran = work
-                .run(&mut connections, Plan::new(jobs), &copy.schema)
-                .await;
-            stop.cancel();
-            ran
-        },
-        work.follow(pool, &stop)
-    );
-    ran?;
-    for (_, conn) in connections {
-        conn.close().await?;
-    }
-    Ok(())
+    jobs
+}
+
+/// The bytes of each of the copy's `tables`.
+async fn sizes(
+    pool: &PgPool,
+    copy: &TableCopy,
+    tables: &[&str],
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.relname::text, pg_table_size(c.oid)
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relname = ANY($2)",
+    )
+    .bind(&copy.schema)
+    .bind(tables)
+    .fetch_all(pool)
+    .await
+}
+
+/// What a table weighs besides its bytes, so an empty one weighs something: a page.
+const EMPTY: f64 = 8192.0;
+
+/// `table`'s weight from `sizes`, if they have it.
+fn size_of(sizes: &[(String, i64)], table: &str) -> Option<f64> {
+    let (_, bytes) = sizes.iter().find(|(t, _)| t == table)?;
+    Some((*bytes).max(0) as f64 + EMPTY)
 }
 
 /// A row of `pg_stat_progress_create_index`: the backend, its blocks and tuples done of all.
 type BuildProgress = (i32, i64, i64, i64, i64);
 
-/// The phase's work: how much is done of how much, told to the tracker as a fraction.
+/// The index build's jobs, and how much of the phase is done of how much, told to the tracker
+/// as a fraction.
 struct Work<'a> {
-    total: f64,
-    /// The weight of the statements finished.
-    done: Mutex<f64>,
+    plan: Mutex<Plan>,
+    /// The weight of the phase's statements (what was left at the load's end), and of those
+    /// finished since.
+    progress: Mutex<(f64, f64)>,
+    /// Whether the phase has begun: the fraction is told from then on.
+    telling: AtomicBool,
     /// The backend and weight of each statement running.
     running: Mutex<Vec<(i32, f64)>>,
     tracker: &'a Tracker,
 }
 
+/// What a free connection does next ([`Next`], with the job's index in the plan, statement,
+/// table, step and weight).
+enum Turn {
+    Run((usize, String, &'static str, Step, f64)),
+    Wait,
+    Finished,
+}
+
 impl Work<'_> {
-    /// Runs the jobs of `plan` on `connections`, each taking the next ready one when it is
-    /// free; a table's statistics targets are set just before it is analyzed.
+    /// Runs the jobs of the plan on `connections`, each taking the next ready one when it is
+    /// free: during the load, only the first connection, of the tables loaded (looked up
+    /// every [`LOOK_EVERY`]); from `every_table`, every connection, of every table. A table's
+    /// statistics targets are set just before it is analyzed.
     async fn run(
         &self,
         connections: &mut [(i32, PgConnection)],
-        plan: Plan,
-        schema: &str,
+        copy: &TableCopy,
+        pool: &PgPool,
+        load: &Beside<'_>,
+        every_table: &CancellationToken,
     ) -> anyhow::Result<()> {
-        let plan = Mutex::new(plan);
         let finished = Notify::new();
-        let workers = connections.iter_mut().map(|(pid, conn)| {
-            let (plan, finished) = (&plan, &finished);
+        let loaded: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+        let workers = connections.iter_mut().enumerate().map(|(n, (pid, conn))| {
+            let (finished, loaded) = (&finished, &loaded);
             async move {
+                if n > 0 {
+                    every_table.cancelled().await;
+                }
+                let mut serial = false;
                 loop {
                     // Made before looking, so a job finishing in between still wakes it.
                     let woken = finished.notified();
-                    let taken = {
-                        let mut plan = plan.lock().unwrap_or_else(PoisonError::into_inner);
-                        match plan.next() {
-                            Next::Run(index) => {
-                                let job = plan.job(index);
-                                Some((index, job.sql.clone(), job.table, job.step, job.weight))
+                    let during_load = !every_table.is_cancelled();
+                    let (index, sql, table, step, weight) =
+                        match self.take(during_load.then_some(loaded)) {
+                            Turn::Run(job) => job,
+                            Turn::Finished => return anyhow::Ok(()),
+                            Turn::Wait if during_load => {
+                                // The select only picks what happens next.
+                                tokio::select! {
+                                    biased;
+                                    () = every_table.cancelled() => {}
+                                    () = woken => {}
+                                    () = tokio::time::sleep(LOOK_EVERY) => {
+                                        self.open_loaded(pool, copy, load, loaded).await?;
+                                    }
+                                }
+                                continue;
                             }
-                            Next::Wait => None,
-                            Next::Finished => return anyhow::Ok(()),
-                        }
-                    };
-                    let Some((index, sql, table, step, weight)) = taken else {
-                        woken.await;
-                        continue;
-                    };
+                            Turn::Wait => {
+                                woken.await;
+                                continue;
+                            }
+                        };
+                    if serial != during_load {
+                        // Beside the load, a statement takes one core at most.
+                        serial = during_load;
+                        let workers = if serial {
+                            "SET max_parallel_maintenance_workers = 0"
+                        } else {
+                            "RESET max_parallel_maintenance_workers"
+                        };
+                        conn.execute(workers).await?;
+                    }
                     let started = Instant::now();
                     self.starts(*pid, weight);
                     if step == Step::Vacuum {
                         // Before the statistics are gathered: ANALYZE samples by them.
-                        statistics_targets(conn, schema, table).await?;
+                        statistics_targets(conn, &copy.schema, table).await?;
                     }
                     conn.execute(sql.as_str())
                         .await
                         .with_context(|| format!("rebuild index build: {sql}"))?;
                     tracing::debug!(
                         statement = %sql,
+                        during_load,
                         ms = started.elapsed().as_millis() as u64,
                         "rebuild index build step"
                     );
                     self.ends(*pid, weight);
-                    plan.lock()
+                    self.plan
+                        .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .done(index);
                     finished.notify_waiters();
@@ -189,6 +274,65 @@ impl Work<'_> {
         });
         futures::future::try_join_all(workers).await?;
         Ok(())
+    }
+
+    /// What a free connection does next: of the tables `loaded` if given, else of every table
+    /// (a job it takes is marked running).
+    fn take(&self, loaded: Option<&Mutex<Vec<&'static str>>>) -> Turn {
+        let mut plan = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
+        let next = match loaded {
+            Some(loaded) => {
+                let loaded = loaded.lock().unwrap_or_else(PoisonError::into_inner);
+                plan.next_among(|table| loaded.contains(&table))
+            }
+            None => plan.next(),
+        };
+        match next {
+            Next::Run(index) => {
+                let job = plan.job(index);
+                Turn::Run((index, job.sql.clone(), job.table, job.step, job.weight))
+            }
+            Next::Wait => Turn::Wait,
+            Next::Finished => Turn::Finished,
+        }
+    }
+
+    /// Looks up the tables loaded (during the load), and weighs those new to `loaded`.
+    async fn open_loaded(
+        &self,
+        pool: &PgPool,
+        copy: &TableCopy,
+        load: &Beside<'_>,
+        loaded: &Mutex<Vec<&'static str>>,
+    ) -> anyhow::Result<()> {
+        let now = super::loaded::tables(pool, &copy.schema, load.models, load.replay).await?;
+        let new: Vec<&'static str> = {
+            let loaded = loaded.lock().unwrap_or_else(PoisonError::into_inner);
+            now.into_iter().filter(|t| !loaded.contains(t)).collect()
+        };
+        if new.is_empty() {
+            return Ok(());
+        }
+        let sizes = sizes(pool, copy, &new).await?;
+        self.plan
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .reweigh(|table| size_of(&sizes, table));
+        tracing::info!(tables = ?new, "rebuild: indexing loaded tables while the load goes on");
+        loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(new);
+        Ok(())
+    }
+
+    /// The phase begins with `total` of work left.
+    fn restart(&self, total: f64) {
+        if let Ok(mut progress) = self.progress.lock() {
+            *progress = (total, 0.0);
+        }
+        self.telling.store(true, Ordering::Release);
+        self.tell(0.0);
     }
 
     fn starts(&self, pid: i32, weight: f64) {
@@ -201,17 +345,18 @@ impl Work<'_> {
         if let Ok(mut running) = self.running.lock() {
             running.retain(|(p, _)| *p != pid);
         }
-        if let Ok(mut done) = self.done.lock() {
-            *done += weight;
+        if let Ok(mut progress) = self.progress.lock() {
+            progress.1 += weight;
         }
         self.tell(0.0);
     }
 
-    /// Tells the tracker the fraction done, with `partly` (weight) of what is running.
+    /// Tells the tracker the fraction of the phase done, with `partly` (weight) of what is
+    /// running.
     fn tell(&self, partly: f64) {
-        let done = self.done.lock().map_or(0.0, |d| *d);
-        if self.total > 0.0 {
-            self.tracker.fraction((done + partly) / self.total);
+        let (total, done) = self.progress.lock().map_or((0.0, 0.0), |p| *p);
+        if total > 0.0 && self.telling.load(Ordering::Acquire) {
+            self.tracker.fraction((done + partly) / total);
         }
     }
 

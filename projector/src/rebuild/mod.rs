@@ -16,9 +16,11 @@
 //!    without the indexes no fold reads through, on connections that commit asynchronously
 //!    ([`copy`]), and the folds that have one store their append-only rows with a binary `COPY`
 //!    ([`ReadModel::apply_bulk`]).
-//! 3. Index build: once every partition of the copy has reached the live checkpoints, the replay
-//!    pauses while the copy's tables are made logged, its other indexes are built under the live
-//!    names, and statistics gathered ([`indexes`]).
+//! 3. Index build: the copy's tables are made logged, its other indexes are built under the
+//!    live names, and statistics gathered ([`indexes`]). It starts during the load, one statement
+//!    at a time, with the tables of the models that have loaded everything ([`loaded`]), and
+//!    goes on with every table, two statements at a time, once every partition of the copy has
+//!    reached the live checkpoints and the replay has paused (the index build phase).
 //! 4. Catch-up: the replay resumes, now indexed, until the copy reaches the live checkpoints again,
 //!    and the copy is swept for retention as the live tables are.
 //! 5. Swap: once every partition of the copy has reached its live checkpoints again (an idle
@@ -41,6 +43,7 @@ mod copy;
 mod deferred;
 mod index_plan;
 mod indexes;
+mod loaded;
 mod partition;
 mod pipeline;
 mod progress;
@@ -226,13 +229,25 @@ async fn replay_and_swap(
     );
     let names = projections::names_of(models);
     tracker.enter(Phase::Load);
-    fill(&replay, &mut partitions, &stream, pool, &names, shutdown).await?;
-    tracker.enter(Phase::IndexBuild);
-    indexes::or_stop(
-        shutdown,
-        indexes::build(copy, &config.database_url, pool, tracker),
-    )
-    .await?;
+    let load_ended = CancellationToken::new();
+    let beside = indexes::Beside {
+        ended: &load_ended,
+        replay: &replay,
+        models,
+    };
+    // The index build starts during the load, with the tables loaded first.
+    tokio::try_join!(
+        async {
+            fill(&replay, &mut partitions, &stream, pool, &names, shutdown).await?;
+            tracker.enter(Phase::IndexBuild);
+            load_ended.cancel();
+            anyhow::Ok(())
+        },
+        indexes::or_stop(
+            shutdown,
+            indexes::build(copy, &config.database_url, pool, tracker, beside),
+        )
+    )?;
     loop {
         tracker.enter(Phase::CatchUp);
         fill(&replay, &mut partitions, &stream, pool, &names, shutdown).await?;

@@ -92,6 +92,13 @@ pub(super) fn per_second(count: u64, elapsed: Duration) -> f64 {
     }
 }
 
+/// The cores the load's transactions are taken to share, for its ETA ([`ModelWork`]): this
+/// machine's. PostgreSQL on a machine with more makes the ETA's floor (the slowest model's
+/// own time left) lower than it could be, never higher.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
 /// What the tracker keeps of the phase in progress.
 #[derive(Debug)]
 struct Current {
@@ -141,7 +148,7 @@ impl Tracker {
                 fraction: None,
                 bytes_at_start: 0,
                 rate: ByteRate::new(Duration::ZERO),
-                work: ModelWork::default(),
+                work: ModelWork::new(cores()),
             }),
             took: Mutex::new(Vec::new()),
             bar: make_progress_bar(bar),
@@ -169,7 +176,7 @@ impl Tracker {
                 fraction: None,
                 bytes_at_start: self.bytes.load(Ordering::Acquire),
                 rate: ByteRate::new(self.started.elapsed()),
-                work: ModelWork::default(),
+                work: ModelWork::new(cores()),
             };
         }
         self.log_phase(phase);

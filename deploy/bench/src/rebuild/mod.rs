@@ -285,12 +285,16 @@ fn add(b: &mut Bench, records: u64, messages: u64, rebuilt: &Rebuilt, raw: &raw_
         format!(
             "live database vacuumed and analyzed before the rebuild in {:.1} s (not timed); \
              phases: {}; load phase {load}; swap {:.1} ms; load ETA judged on {} sample(s) \
-             between 10% and 90% of the load's bytes ({} progress values seen): {}; CPU: {cpu}",
+             between 10% and 90% of the load's bytes and before its last tenth of time ({} \
+             progress values seen; worst error up to the load's end {}): {}; CPU: {cpu}",
             settled.as_secs_f64(),
             timeline.describe(),
             report.swap.as_secs_f64() * 1000.0,
             timeline.eta_samples,
             timeline.samples,
+            timeline
+                .eta_worst_error_to_the_end
+                .map_or("-".to_owned(), |e| format!("{:.0}%", e * 100.0)),
             timeline.describe_eta()
         ),
     );

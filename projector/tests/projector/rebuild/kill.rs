@@ -185,6 +185,28 @@ async fn into_phase(
         .await?;
         let (copied, live) = (copy("= 'chat'").await?, live.unwrap_or(0));
         anyhow::ensure!(copied < live, "chat's load finished: {copied} of {live}");
+        // The index build starts beside the load: the tables of models that have loaded
+        // everything are made logged while the chat model's load still waits here (so the
+        // load phase cannot have ended).
+        eventually(
+            "a loaded model's table to be logged during the load",
+            || async {
+                let logged: Vec<String> = sqlx::query_scalar(
+                    "SELECT c.relname::text FROM pg_class c
+                 JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relpersistence = 'p'",
+                )
+                .bind(&schema)
+                .fetch_all(h.pool())
+                .await?;
+                anyhow::ensure!(
+                    !logged.iter().any(|t| t == "chat_messages"),
+                    "chat_messages was made logged while its load waited"
+                );
+                Ok((!logged.is_empty()).then_some(()))
+            },
+        )
+        .await?;
         return Ok((vec![chat], before));
     }
     // ROW EXCLUSIVE lets the load write, but not the index build make the table logged (the
