@@ -16,7 +16,7 @@ mod store;
 mod watch;
 
 use super::keys::{DataKey, FieldKey, MasterKey, MasterKeyError};
-use super::{FieldClass, PrivacyPolicy, Slot, day_of};
+use super::{Field, FieldClass, PrivacyPolicy, Slot, day_of};
 use crate::envelope::LogMessage;
 use async_nats::jetstream::kv;
 use cache::{Cache, PlayerEntry, field_key};
@@ -82,6 +82,25 @@ enum Need {
     Period(Uuid, FieldClass, u32),
 }
 
+/// The keys sealing `fields` of `account` on `day` needs: each player's, and the day's key of
+/// each class with a retention, each named once (a chat message's fields name the same few
+/// players and one day over and over).
+fn needs_of(account: Uuid, fields: &[Field<'_>], day: u32) -> Vec<Need> {
+    let mut needs: Vec<Need> = Vec::with_capacity(fields.len() + 1);
+    let mut last_player = None;
+    for field in fields {
+        if last_player != Some(field.subject) {
+            last_player = Some(field.subject);
+            needs.push(Need::Player(account, field.subject));
+        }
+        let period = Need::Period(account, field.class, day);
+        if field.class.retention().is_some() && !needs.contains(&period) {
+            needs.push(period);
+        }
+    }
+    needs
+}
+
 impl Keyring {
     /// A keyring over the two privacy buckets; `seal` false leaves new writes in clear
     /// (`PRIVACY_ENCRYPTION=off`) while still opening what was sealed. It caches the keys of
@@ -136,22 +155,15 @@ impl Keyring {
         if fields.is_empty() {
             return Ok(());
         }
-        let mut needs = Vec::with_capacity(fields.len() + 1);
-        for field in &fields {
-            needs.push(Need::Player(account, field.subject));
-            if field.class.retention().is_some() {
-                needs.push(Need::Period(account, field.class, day));
-            }
+        // Looked up under the lock, sealed after it: requests seal side by side. Keys not
+        // cached are fetched (or made) first, and looked up again: one lookup per field when
+        // every key is cached, as under a steady load (each player's entry is a likely cache
+        // miss of the CPU's, so the lookups are what sealing costs besides the cipher).
+        let mut keys = self.field_keys(account, &fields, day);
+        if keys.iter().any(Option::is_none) {
+            self.fetch(needs_of(account, &fields, day), true).await?;
+            keys = self.field_keys(account, &fields, day);
         }
-        self.fetch(needs, true).await?;
-        // Looked up under the lock, sealed after it: requests seal side by side.
-        let keys: Vec<Option<FieldKey>> = {
-            let mut cache = self.cache();
-            fields
-                .iter()
-                .map(|f| field_key(&mut cache, account, f.subject, f.class, day))
-                .collect()
-        };
         let mut sealer = Sealer::new(account, day);
         for (field, key) in fields.into_iter().zip(keys) {
             let Some(key) = key else {
@@ -174,6 +186,16 @@ impl Keyring {
             }
         }
         Ok(())
+    }
+
+    /// The cached key of each of `fields` (of `account`, sealed on `day`), `None` where one
+    /// is not cached.
+    fn field_keys(&self, account: Uuid, fields: &[Field<'_>], day: u32) -> Vec<Option<FieldKey>> {
+        let mut cache = self.cache();
+        fields
+            .iter()
+            .map(|f| field_key(&mut cache, account, f.subject, f.class, day))
+            .collect()
     }
 
     // ---- opening (every reader of the log) ----
