@@ -274,7 +274,7 @@ fn add(b: &mut Bench, records: u64, messages: u64, rebuilt: &Rebuilt, raw: &raw_
         None,
         0,
     );
-    if let Some(error) = timeline.eta_worst_error {
+    if let Some((error, _)) = timeline.eta_worst {
         b.report.figures.insert(ETA_ERROR.to_owned(), error * 100.0);
     }
     let load = timeline.load_time().map_or("not seen".to_owned(), |load| {
@@ -286,12 +286,22 @@ fn add(b: &mut Bench, records: u64, messages: u64, rebuilt: &Rebuilt, raw: &raw_
             "live database vacuumed and analyzed before the rebuild in {:.1} s (not timed); \
              phases: {}; load phase {load}; swap {:.1} ms; load ETA judged on {} sample(s) \
              between 10% and 90% of the load's bytes and before its last tenth of time ({} \
-             progress values seen; worst error up to the load's end {}): {}; CPU: {cpu}",
+             progress values seen; the worst {}; worst error up to the load's end {}): {}; \
+             CPU: {cpu}",
             settled.as_secs_f64(),
             timeline.describe(),
             report.swap.as_secs_f64() * 1000.0,
             timeline.eta_samples,
             timeline.samples,
+            timeline
+                .eta_worst
+                .map_or("-".to_owned(), |(_, (share, into, predicted, actual))| {
+                    format!(
+                        "at {:.0}%, {into:.1} s in: {predicted:.1} s left predicted, {actual:.1} s \
+                     actual",
+                        share * 100.0
+                    )
+                }),
             timeline
                 .eta_worst_error_to_the_end
                 .map_or("-".to_owned(), |e| format!("{:.0}%", e * 100.0)),

@@ -57,8 +57,9 @@ pub(super) struct Timeline {
     /// The load phase's start and end, when both were seen.
     pub(super) load: Option<(Instant, Instant)>,
     /// The worst relative error of the load's ETA between 10% and 90% of its bytes, before
-    /// the last tenth of its time; `None` without such a sample with an ETA.
-    pub(super) eta_worst_error: Option<f64>,
+    /// the last tenth of its time, and its sample (as in [`Timeline::eta_trace`]); `None`
+    /// without such a sample with an ETA.
+    pub(super) eta_worst: Option<Judged>,
     /// The same, judged up to the load's end in time (as before 2026-11-25), for comparison.
     pub(super) eta_worst_error_to_the_end: Option<f64>,
     /// How many samples that error was judged on.
@@ -94,7 +95,7 @@ impl Timeline {
         let started = changes.iter().find(|(p, _)| *p >= Phase::Load).map(|c| c.1);
         let ended = changes.iter().find(|(p, _)| *p > Phase::Load).map(|c| c.1);
         let load = started.zip(ended).filter(|(s, e)| e > s);
-        let judged = |time_to: f64| -> Vec<f64> {
+        let judged = |time_to: f64| -> Vec<Judged> {
             load.map(|(start, end)| eta_errors(samples, start, end, time_to))
                 .unwrap_or_default()
         };
@@ -104,8 +105,11 @@ impl Timeline {
             phases,
             eta_trace: load.map_or_else(Vec::new, |(start, end)| eta_trace(samples, start, end)),
             load,
-            eta_worst_error: errors.iter().copied().reduce(f64::max),
-            eta_worst_error_to_the_end: to_the_end.iter().copied().reduce(f64::max),
+            eta_worst: errors
+                .iter()
+                .copied()
+                .reduce(|a, b| if b.0 > a.0 { b } else { a }),
+            eta_worst_error_to_the_end: to_the_end.iter().map(|j| j.0).reduce(f64::max),
             eta_samples: errors.len(),
             samples: samples.len(),
         }
@@ -169,6 +173,10 @@ fn eta_trace(samples: &[Sample], start: Instant, end: Instant) -> Vec<(f64, f64,
     trace
 }
 
+/// A judged sample of the load's ETA: its error, and `(share of bytes, seconds into the load,
+/// predicted seconds left, actual seconds left)`.
+type Judged = (f64, (f64, f64, f64, f64));
+
 /// For each load sample between [`ETA_FROM`] and [`ETA_TO`] of the load's bytes, and before
 /// `time_to` of its time, that has an ETA: |predicted end - actual end| / (actual end -
 /// sample time).
@@ -177,7 +185,7 @@ fn eta_errors(
     load_start: Instant,
     load_end: Instant,
     time_to: f64,
-) -> Vec<f64> {
+) -> Vec<Judged> {
     let last = load_start + (load_end - load_start).mul_f64(time_to);
     samples
         .iter()
@@ -196,7 +204,14 @@ fn eta_errors(
             } else {
                 load_end - predicted
             };
-            Some(off.as_secs_f64() / left.max(1e-6))
+            let p = &s.progress;
+            let seen = (
+                p.bytes as f64 / p.bytes_total as f64,
+                (s.at - load_start).as_secs_f64(),
+                eta.as_secs_f64(),
+                left,
+            );
+            Some((off.as_secs_f64() / left.max(1e-6), seen))
         })
         .collect()
 }
@@ -258,8 +273,9 @@ mod tests {
         );
         assert_eq!(timeline.load_time(), Some(Duration::from_millis(1_000)));
         assert_eq!(timeline.eta_samples, 2);
-        let worst = timeline.eta_worst_error.expect("judged");
+        let (worst, (share, into, predicted, actual)) = timeline.eta_worst.expect("judged");
         assert!((worst - 0.25).abs() < 1e-9, "{worst}");
+        assert_eq!((share, into, predicted, actual), (0.2, 0.2, 1.0, 0.8));
         let to_the_end = timeline.eta_worst_error_to_the_end.expect("judged");
         assert!((to_the_end - 1.0).abs() < 1e-9, "{to_the_end}");
         assert_eq!(
@@ -275,13 +291,13 @@ mod tests {
         let samples = [at(t0, 0, Phase::Prepare, 0, None)];
         let timeline = Timeline::of(&samples, t0 + Duration::from_secs(1));
         assert_eq!(timeline.load, None);
-        assert_eq!(timeline.eta_worst_error, None);
+        assert_eq!(timeline.eta_worst, None);
         let samples = [
             at(t0, 0, Phase::Load, 500, None),
             at(t0, 10, Phase::IndexBuild, 1_000, None),
         ];
         let timeline = Timeline::of(&samples, t0 + Duration::from_secs(1));
         assert_eq!(timeline.load_time(), Some(Duration::from_millis(10)));
-        assert_eq!((timeline.eta_worst_error, timeline.eta_samples), (None, 0));
+        assert_eq!((timeline.eta_worst, timeline.eta_samples), (None, 0));
     }
 }
