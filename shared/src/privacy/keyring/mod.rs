@@ -87,6 +87,8 @@ enum Need {
 /// players and one day over and over).
 fn needs_of(account: Uuid, fields: &[Field<'_>], day: u32) -> Vec<Need> {
     let mut needs: Vec<Need> = Vec::with_capacity(fields.len() + 1);
+    // A class of each of the few a message can have.
+    let mut periods: Vec<Need> = Vec::new();
     let mut last_player = None;
     for field in fields {
         if last_player != Some(field.subject) {
@@ -94,10 +96,11 @@ fn needs_of(account: Uuid, fields: &[Field<'_>], day: u32) -> Vec<Need> {
             needs.push(Need::Player(account, field.subject));
         }
         let period = Need::Period(account, field.class, day);
-        if field.class.retention().is_some() && !needs.contains(&period) {
-            needs.push(period);
+        if field.class.retention().is_some() && !periods.contains(&period) {
+            periods.push(period);
         }
     }
+    needs.append(&mut periods);
     needs
 }
 
@@ -296,5 +299,40 @@ impl Keyring {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_player_in_a_row_and_each_days_key_is_needed_once() {
+        let (account, a, b) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let mut texts: Vec<String> = (0..6).map(|i| format!("text {i}")).collect();
+        let mut slots = texts.iter_mut();
+        let mut field = |subject, class| Field {
+            subject,
+            class,
+            slot: Slot::Text(slots.next().expect("a text")),
+        };
+        // Three chat records: each a name and a message of its player.
+        let fields = [
+            field(a, FieldClass::Identity),
+            field(a, FieldClass::Chat),
+            field(b, FieldClass::Identity),
+            field(b, FieldClass::Chat),
+            field(a, FieldClass::Identity),
+            field(a, FieldClass::Chat),
+        ];
+        assert_eq!(
+            needs_of(account, &fields, 7),
+            [
+                Need::Player(account, a),
+                Need::Player(account, b),
+                Need::Player(account, a),
+                Need::Period(account, FieldClass::Chat, 7),
+            ]
+        );
     }
 }
