@@ -13,7 +13,7 @@ use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
 /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01 UTC).
-const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
+pub(crate) const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 
 /// Rows in PostgreSQL's binary `COPY` format, field by field in the table's column order.
 #[derive(Debug)]

@@ -15,7 +15,8 @@
 /// owns, and the module's `async fn(&mut PgConnection, &[&Positioned]) -> Result<u64, _>` fold:
 /// `read_model! { Chat: "chat", tables: ["chat_messages"], fold: apply }`, with
 /// `load_indexes: [...]` before `fold` when it has [some](ReadModel::load_indexes), and
-/// `bulk: path` after it when it has a [bulk load](ReadModel::apply_bulk). A model
+/// `bulk: path` after it when it has a [bulk load](ReadModel::apply_bulk) (or
+/// `bulk_keeping: path`, a bulk load that also takes the [`BulkState`]). A model
 /// with [dependencies](ReadModel::depends_on) writes its `impl ReadModel` by hand.
 macro_rules! read_model {
     (
@@ -23,7 +24,8 @@ macro_rules! read_model {
         tables: [$($table:literal),+ $(,)?],
         $(load_indexes: [$($index:literal),* $(,)?],)?
         fold: $fold:path
-        $(, bulk: $bulk:path)? $(,)?
+        $(, bulk: $bulk:path)?
+        $(, bulk_keeping: $keeping:path)? $(,)?
     ) => {
         impl $crate::projections::ReadModel for $model {
             fn name(&self) -> &'static str {
@@ -53,8 +55,20 @@ macro_rules! read_model {
                     &'a self,
                     conn: &'a mut ::sqlx::PgConnection,
                     messages: &'a [&'a $crate::projections::Positioned],
+                    _state: &'a $crate::projections::BulkState,
                 ) -> ::futures::future::BoxFuture<'a, Result<u64, ::sqlx::Error>> {
                     Box::pin($bulk(conn, messages))
+                }
+            )?
+
+            $(
+                fn apply_bulk<'a>(
+                    &'a self,
+                    conn: &'a mut ::sqlx::PgConnection,
+                    messages: &'a [&'a $crate::projections::Positioned],
+                    state: &'a $crate::projections::BulkState,
+                ) -> ::futures::future::BoxFuture<'a, Result<u64, ::sqlx::Error>> {
+                    Box::pin($keeping(conn, messages, state))
                 }
             )?
         }
@@ -65,6 +79,7 @@ pub mod active_days;
 pub mod anticheat_flags;
 mod apply;
 mod bulk;
+mod bulk_state;
 pub mod chat;
 pub mod erasure;
 pub mod notes;
@@ -80,6 +95,7 @@ use shared::envelope::LogMessage;
 use sqlx::PgConnection;
 
 pub(crate) use apply::{Applier, ChunkOutcome, ModelOutcome, Prepared, apply_isolated};
+pub use bulk_state::BulkState;
 
 /// Every read model this build maintains (a model comes after every model it
 /// [depends on](ReadModel::depends_on), the order a parked retry applies them in). The only
@@ -137,25 +153,29 @@ pub trait ReadModel: Send + Sync {
     /// As [`apply`](ReadModel::apply), into a rebuild's copy, which only the rebuild writes: a
     /// model may store append-only rows with a binary `COPY` ([`bulk`]), falling back to its
     /// statements for messages whose `COPY` PostgreSQL refuses, so it ends with the same rows
-    /// and refuses the same messages. [`apply`](ReadModel::apply) unless the model has one.
+    /// and refuses the same messages; or keep in `state` what it wrote, rather than read it
+    /// back at the next chunk ([`BulkState`]). [`apply`](ReadModel::apply) unless the model
+    /// has one.
     fn apply_bulk<'a>(
         &'a self,
         conn: &'a mut PgConnection,
         messages: &'a [&'a Positioned],
+        state: &'a BulkState,
     ) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        let _ = state;
         self.apply(conn, messages)
     }
 }
 
 /// How a fold stores its rows: with its statements (the live projector, a parked retry), or in
 /// bulk where that ends with the same rows (a rebuild's copy: [`ReadModel::apply_bulk`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Load {
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) enum Load<'a> {
     /// [`ReadModel::apply`].
     #[default]
     Statements,
-    /// [`ReadModel::apply_bulk`].
-    Bulk,
+    /// [`ReadModel::apply_bulk`], with the state the rebuild keeps across its chunks.
+    Bulk(&'a BulkState),
 }
 
 /// A model shows as its name (in logs, errors and test failures).

@@ -43,6 +43,9 @@ pub(super) struct Replay<'a> {
     drained: Vec<AtomicBool>,
     /// Counts what is applied, and tells it.
     pub(super) tracker: &'a Tracker,
+    /// What the folds keep from one chunk to the next rather than read it back from the copy
+    /// (only this rebuild writes it).
+    kept: projections::BulkState,
 }
 
 /// Partitions applying a chunk at once: as many as there are transaction slots, so each can
@@ -84,6 +87,7 @@ impl<'a> Replay<'a> {
                 .map(|_| AtomicBool::new(true))
                 .collect(),
             tracker,
+            kept: projections::BulkState::default(),
         }
     }
 
@@ -204,7 +208,7 @@ impl<'a> Replay<'a> {
             subjects: self.subjects,
             // The copy is written by this rebuild alone, and thrown away on any failure.
             committed: 0,
-            load: projections::Load::Bulk,
+            load: projections::Load::Bulk(&self.kept),
         }
     }
 

@@ -6,6 +6,7 @@ mod checksums;
 mod copy_load;
 mod kill;
 mod partitions;
+mod players_kept;
 mod process;
 
 use crate::harness::{DEADLINE, Harness, table_checksum};

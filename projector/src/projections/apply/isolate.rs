@@ -64,7 +64,7 @@ pub(crate) async fn apply_isolated_as(
     conn: &mut PgConnection,
     targets: &[(&'static dyn ReadModel, u64)],
     messages: &[Positioned],
-    load: Load,
+    load: Load<'_>,
 ) -> Result<Vec<(usize, Refusal)>, ProjectorError> {
     let mut refused = Vec::new();
     let mut parts = VecDeque::new();
@@ -100,7 +100,7 @@ async fn apply_part(
     conn: &mut PgConnection,
     targets: &[(&'static dyn ReadModel, u64)],
     messages: &[Positioned],
-    load: Load,
+    load: Load<'_>,
 ) -> Result<Result<(), Refusal>, ProjectorError> {
     let mut savepoint = conn.begin().await?;
     for &(model, checkpoint) in targets {
@@ -113,11 +113,15 @@ async fn apply_part(
         }
         let applied = match load {
             Load::Statements => model.apply(&mut savepoint, &pending).await,
-            Load::Bulk => model.apply_bulk(&mut savepoint, &pending).await,
+            Load::Bulk(state) => model.apply_bulk(&mut savepoint, &pending, state).await,
         };
         match applied {
             Ok(rows) => tracing::debug!(projection = model.name(), rows, "applied"),
             Err(error) if refuses_data(&error) => {
+                // What the targets before it kept of the part is rolled back with it.
+                if let Load::Bulk(state) = load {
+                    state.forget();
+                }
                 savepoint.rollback().await?;
                 return Ok(Err(Refusal { model, error }));
             }

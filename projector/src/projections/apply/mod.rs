@@ -79,7 +79,7 @@ pub(crate) struct Applier<'a> {
     /// rather than applying past a gap. 0 checks nothing.
     pub(crate) committed: u64,
     /// How the folds store their rows: [`Load::Bulk`] only into a rebuild's copy.
-    pub(crate) load: Load,
+    pub(crate) load: Load<'a>,
 }
 
 impl Applier<'_> {

@@ -39,7 +39,7 @@ pub(super) struct Decoded<'a> {
 
 /// Where a model's transaction stands in the log.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct At {
+pub(super) struct At<'s> {
     /// The partition whose checkpoint it moves.
     pub(super) partition: checkpoint::Partition,
     /// The checkpoint the consumer saw committed ([`super::Applier::committed`]).
@@ -47,16 +47,33 @@ pub(super) struct At {
     /// Where the checkpoint moves to.
     pub(super) last_sequence: u64,
     /// How the fold stores its rows.
-    pub(super) load: Load,
+    pub(super) load: Load<'s>,
 }
 
 /// Applies `decoded` to `model` in its own transaction and moves its checkpoint to
-/// `at.last_sequence` (never backwards). An outage is an `Err`, and nothing of it is kept.
+/// `at.last_sequence` (never backwards). An outage is an `Err`, and nothing of it is kept:
+/// nor of what a bulk load keeps ([`crate::projections::BulkState`]), which is forgotten.
 pub(super) async fn apply_model(
     pool: &PgPool,
     model: &'static dyn ReadModel,
     decoded: &Decoded<'_>,
-    at: At,
+    at: At<'_>,
+) -> Result<ModelOutcome, ProjectorError> {
+    let outcome = transaction(pool, model, decoded, at).await;
+    if outcome.is_err()
+        && let Load::Bulk(state) = at.load
+    {
+        state.forget();
+    }
+    outcome
+}
+
+/// [`apply_model`]'s transaction.
+async fn transaction(
+    pool: &PgPool,
+    model: &'static dyn ReadModel,
+    decoded: &Decoded<'_>,
+    at: At<'_>,
 ) -> Result<ModelOutcome, ProjectorError> {
     let At {
         partition,

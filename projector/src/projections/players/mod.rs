@@ -4,7 +4,8 @@
 //!
 //! Per chunk: one SELECT loads the rows of every player the chunk names, the records are
 //! folded into them in memory in log order ([`fold`]), and one UNNEST upsert per
-//! [`ROWS_PER_STATEMENT`] writes back only the rows that changed.
+//! [`ROWS_PER_STATEMENT`] writes back only the rows that changed. A rebuild's bulk load keeps
+//! the rows between its chunks and reads back only the players it does not keep ([`kept`]).
 //!
 //! Replay-safe: `first_seen`/`last_seen` are min/max; the name, the rank and the link each
 //! change only for a record newer than the one that last set them, where "newer" is (record
@@ -17,13 +18,16 @@
 //! `player_names`, for search by past names.
 
 mod fold;
+mod kept;
 mod names;
 
 pub use fold::{Change, PlayerKey, PlayerRow, Sighting, fold, sightings_of};
+pub(crate) use kept::Kept;
 
-use super::Positioned;
+use super::{BulkState, Positioned};
+use shared::envelope::RecordBatch;
 use sqlx::PgConnection;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::LazyLock;
 use uuid::Uuid;
 
@@ -34,7 +38,12 @@ const ROWS_PER_STATEMENT: usize = 2_000;
 #[derive(Debug, Clone, Copy)]
 pub struct Players;
 
-read_model! { Players: "players", tables: ["players", "player_names"], fold: apply }
+read_model! {
+    Players: "players",
+    tables: ["players", "player_names"],
+    fold: apply,
+    bulk_keeping: apply_bulk,
+}
 
 /// Folds the player records of `messages` into `players` and `player_names`; returns the
 /// rows written.
@@ -42,17 +51,44 @@ pub(crate) async fn apply(
     conn: &mut PgConnection,
     messages: &[&Positioned],
 ) -> Result<u64, sqlx::Error> {
+    apply_keeping(conn, messages, None).await
+}
+
+/// [`apply`] into a rebuild's copy, keeping the rows in `state` rather than reading them
+/// back at the next chunk ([`kept`]).
+pub(crate) async fn apply_bulk(
+    conn: &mut PgConnection,
+    messages: &[&Positioned],
+    state: &BulkState,
+) -> Result<u64, sqlx::Error> {
+    apply_keeping(conn, messages, Some(&state.players)).await
+}
+
+/// [`apply`], taking the rows `kept` keeps (if any) instead of reading them back, and keeping
+/// the rows it stored once its statements succeeded.
+async fn apply_keeping(
+    conn: &mut PgConnection,
+    messages: &[&Positioned],
+    kept: Option<&Kept>,
+) -> Result<u64, sqlx::Error> {
     let sightings: Vec<Sighting<'_>> = messages
         .iter()
         .flat_map(|m| sightings_of(m.stream_sequence, &m.message))
         .collect();
+    let erased = kept.map(|_| erased_in(messages)).unwrap_or_default();
     if sightings.is_empty() {
+        if let Some(kept) = kept {
+            kept.put_back(BTreeMap::new(), Vec::new(), &erased);
+        }
         return Ok(0);
     }
     let keys: BTreeSet<PlayerKey> = sightings.iter().map(|s| (s.account_id, s.player)).collect();
-    let mut stored = BTreeMap::new();
     let keys: Vec<PlayerKey> = keys.into_iter().collect();
-    for batch in keys.chunks(ROWS_PER_STATEMENT) {
+    let (mut stored, missing) = match kept {
+        Some(kept) => kept.take(keys),
+        None => (BTreeMap::new(), keys),
+    };
+    for batch in missing.chunks(ROWS_PER_STATEMENT) {
         for row in load(conn, batch).await? {
             stored.insert((row.account_id, row.uuid), row);
         }
@@ -66,7 +102,27 @@ pub(crate) async fn apply(
     for batch in spans.chunks(ROWS_PER_STATEMENT) {
         written += names::upsert(conn, batch).await?;
     }
+    if let Some(kept) = kept {
+        kept.put_back(stored, changed, &erased);
+    }
     Ok(written)
+}
+
+/// The players `messages` erase: the erasure model scrubs their rows after this model's
+/// transaction, so what was kept of them is no longer what is stored.
+fn erased_in(messages: &[&Positioned]) -> HashSet<PlayerKey> {
+    messages
+        .iter()
+        .filter_map(|m| match &m.message.batch {
+            RecordBatch::Erasure(records) => Some(
+                records
+                    .iter()
+                    .map(|r| (m.message.account_id, r.record.player_uuid)),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 async fn load(conn: &mut PgConnection, keys: &[PlayerKey]) -> Result<Vec<PlayerRow>, sqlx::Error> {

@@ -7,7 +7,7 @@ use crate::harness::{logged, logged_as};
 use crate::parking::chat;
 use crate::workload::contents;
 use chrono::{TimeZone, Utc};
-use projector::projections::{Positioned, ReadModel, chat::Chat, timeline::Timeline};
+use projector::projections::{BulkState, Positioned, ReadModel, chat::Chat, timeline::Timeline};
 use shared::envelope::{LogMessage, RecordBatch};
 use shared::records::{CustomEvent, Session};
 use sqlx::{Connection, PgPool};
@@ -15,27 +15,27 @@ use test_support::TestDb;
 use uuid::Uuid;
 
 /// A fresh, migrated database.
-async fn database() -> anyhow::Result<TestDb> {
+pub(super) async fn database() -> anyhow::Result<TestDb> {
     let db = TestDb::create().await?;
     projector::MIGRATOR.run(&db.pool).await?;
     Ok(db)
 }
 
-/// Applies `messages` to `model` in one transaction, by its statements or in bulk; returns
-/// the SQLSTATE PostgreSQL refused them with, if it did (nothing is then kept).
-async fn apply(
+/// Applies `messages` to `model` in one transaction, by its statements or in bulk (keeping
+/// what it keeps in `bulk`); returns the SQLSTATE PostgreSQL refused them with, if it did
+/// (nothing is then kept).
+pub(super) async fn apply(
     pool: &PgPool,
     model: &'static dyn ReadModel,
     messages: &[Positioned],
-    bulk: bool,
+    bulk: Option<&BulkState>,
 ) -> anyhow::Result<Option<String>> {
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
     let messages: Vec<&Positioned> = messages.iter().collect();
-    let applied = if bulk {
-        model.apply_bulk(&mut tx, &messages).await
-    } else {
-        model.apply(&mut tx, &messages).await
+    let applied = match bulk {
+        Some(state) => model.apply_bulk(&mut tx, &messages, state).await,
+        None => model.apply(&mut tx, &messages).await,
     };
     match applied {
         Ok(_) => {
@@ -108,12 +108,16 @@ async fn a_bulk_load_stores_what_the_statements_store_repeated_ids_included() ->
         let (by_statements, in_bulk) = (database().await?, database().await?);
         let account = Uuid::now_v7();
         let log = messages(account, repeat);
+        let state = BulkState::default();
         // Applied in two chunks, as a rebuild would: the second meets the first's rows.
         let (first, second) = log.split_at(2);
         for model in [&Chat as &'static dyn ReadModel, &Timeline] {
             for chunk in [first, second] {
-                assert_eq!(apply(&by_statements.pool, model, chunk, false).await?, None);
-                assert_eq!(apply(&in_bulk.pool, model, chunk, true).await?, None);
+                assert_eq!(apply(&by_statements.pool, model, chunk, None).await?, None);
+                assert_eq!(
+                    apply(&in_bulk.pool, model, chunk, Some(&state)).await?,
+                    None
+                );
             }
         }
         let (expected, actual) = (
@@ -148,8 +152,8 @@ async fn a_message_postgresql_refuses_is_refused_the_same_in_bulk() -> anyhow::R
         ),
     }];
     for model in [&Chat as &'static dyn ReadModel, &Timeline] {
-        let expected = apply(&by_statements.pool, model, &poison, false).await?;
-        let actual = apply(&in_bulk.pool, model, &poison, true).await?;
+        let expected = apply(&by_statements.pool, model, &poison, None).await?;
+        let actual = apply(&in_bulk.pool, model, &poison, Some(&BulkState::default())).await?;
         assert_eq!(actual, expected, "{model:?}");
         if model.name() == "chat" {
             assert!(expected.is_some(), "the NUL was not refused");

@@ -1,0 +1,207 @@
+//! The players rows a rebuild's bulk load keeps between its chunks ([`Kept`]), so that a chunk
+//! reads back from the copy only the players it has not kept.
+//!
+//! A kept row is the row as stored: every time in it as PostgreSQL keeps it (microseconds,
+//! [`as_stored`]), so the fold compares it and folds into it exactly as into the row read
+//! back. A chunk takes its players' rows out while it applies and puts them back only once
+//! its statements succeeded: a chunk PostgreSQL refuses keeps nothing of it, and its players
+//! are read back at the next attempt.
+//!
+//! An erasure in a chunk scrubs the player's row in the erasure model's own transaction,
+//! after this one: the player is not kept, so the next chunk reads back whatever is stored.
+
+use super::{PlayerKey, PlayerRow};
+use chrono::{DateTime, TimeDelta, Utc};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Mutex, PoisonError};
+
+/// Players kept at most: about 0.5 KB each, so about 125 MB. Past it, a chunk reads back
+/// the players it cannot keep, as without [`Kept`] (slower, never different).
+pub(crate) const MAX_PLAYERS: usize = 250_000;
+
+/// The players rows a rebuild wrote and committed to its copy, by player.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    rows: Mutex<HashMap<PlayerKey, PlayerRow>>,
+}
+
+impl Kept {
+    /// Takes out the kept rows of `keys`; returns them and the keys it does not keep.
+    pub(super) fn take(
+        &self,
+        keys: Vec<PlayerKey>,
+    ) -> (BTreeMap<PlayerKey, PlayerRow>, Vec<PlayerKey>) {
+        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut found = BTreeMap::new();
+        let mut missing = Vec::new();
+        for key in keys {
+            match rows.remove(&key) {
+                Some(row) => {
+                    found.insert(key, row);
+                }
+                None => missing.push(key),
+            }
+        }
+        (found, missing)
+    }
+
+    /// Keeps the rows of a chunk's players as its statements stored them: `stored` (what the
+    /// copy held) with `changed` (what the chunk wrote) over it; forgets `erased` (kept from
+    /// this chunk or an earlier one).
+    pub(super) fn put_back(
+        &self,
+        mut stored: BTreeMap<PlayerKey, PlayerRow>,
+        changed: Vec<PlayerRow>,
+        erased: &HashSet<PlayerKey>,
+    ) {
+        for row in changed {
+            stored.insert((row.account_id, row.uuid), row.into_stored());
+        }
+        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        for key in erased {
+            rows.remove(key);
+        }
+        for (key, row) in stored {
+            if erased.contains(&key) || rows.len() >= MAX_PLAYERS {
+                continue;
+            }
+            rows.insert(key, row);
+        }
+    }
+
+    /// Forgets every row kept.
+    pub(crate) fn forget(&self) {
+        self.rows
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// How many rows are kept.
+    pub(crate) fn len(&self) -> usize {
+        self.rows.lock().map_or(0, |rows| rows.len())
+    }
+}
+
+impl PlayerRow {
+    /// The row as PostgreSQL stores it: its times to the microsecond.
+    fn into_stored(mut self) -> PlayerRow {
+        self.first_seen = as_stored(self.first_seen);
+        self.last_seen = as_stored(self.last_seen);
+        for time in [
+            &mut self.username_at,
+            &mut self.rank_expires_at,
+            &mut self.rank_changed_at,
+            &mut self.linked_at,
+        ] {
+            *time = time.map(as_stored);
+        }
+        self
+    }
+}
+
+/// `time` as a `timestamptz` stores it when the driver sends it: whole microseconds from
+/// PostgreSQL's epoch (2000-01-01), the rest cut off towards the epoch, as sqlx encodes it.
+fn as_stored(time: DateTime<Utc>) -> DateTime<Utc> {
+    let epoch = DateTime::<Utc>::UNIX_EPOCH
+        + TimeDelta::microseconds(crate::projections::bulk::PG_EPOCH_MICROS);
+    match (time - epoch).num_microseconds() {
+        Some(micros) => epoch + TimeDelta::microseconds(micros),
+        None => time,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uuid::Uuid;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).map_or(DateTime::UNIX_EPOCH, |t| t.to_utc())
+    }
+
+    fn row(player: u128, seen: &str) -> PlayerRow {
+        PlayerRow {
+            account_id: Uuid::nil(),
+            uuid: Uuid::from_u128(player),
+            username: Some("Alex".to_owned()),
+            username_at: Some(at(seen)),
+            username_seq: Some(1),
+            names: vec!["Alex".to_owned()],
+            first_seen: at(seen),
+            last_seen: at(seen),
+            rank: None,
+            previous_rank: None,
+            rank_expires_at: None,
+            rank_changed_at: None,
+            rank_changed_seq: None,
+            linked_platform: None,
+            linked_external_id: None,
+            linked_external_name: None,
+            linked_at: None,
+            linked_seq: None,
+        }
+    }
+
+    #[test]
+    fn times_are_kept_to_the_microsecond_cut_towards_postgresqls_epoch() {
+        assert_eq!(
+            as_stored(at("2026-11-01T10:00:00.0000009Z")),
+            at("2026-11-01T10:00:00Z")
+        );
+        assert_eq!(
+            as_stored(at("2026-11-01T10:00:00.123456Z")),
+            at("2026-11-01T10:00:00.123456Z")
+        );
+        // Before 2000 the cut goes up, towards the epoch, as the driver's.
+        assert_eq!(
+            as_stored(at("1999-12-31T23:59:59.0000005Z")),
+            at("1999-12-31T23:59:59.000001Z")
+        );
+        let kept = row(1, "2026-11-01T10:00:00.0000004Z").into_stored();
+        assert_eq!(kept.username_at, Some(at("2026-11-01T10:00:00Z")));
+        assert_eq!(kept.last_seen, at("2026-11-01T10:00:00Z"));
+    }
+
+    #[test]
+    fn a_chunk_takes_its_players_out_and_puts_back_what_it_stored_less_the_erased() {
+        let kept = Kept::default();
+        let (a, b) = (
+            (Uuid::nil(), Uuid::from_u128(1)),
+            (Uuid::nil(), Uuid::from_u128(2)),
+        );
+        kept.put_back(
+            BTreeMap::new(),
+            vec![
+                row(1, "2026-11-01T10:00:00Z"),
+                row(2, "2026-11-01T10:00:00Z"),
+            ],
+            &HashSet::new(),
+        );
+        assert_eq!(kept.len(), 2);
+        let (found, missing) = kept.take(vec![a, (Uuid::nil(), Uuid::from_u128(3))]);
+        assert_eq!(found.keys().copied().collect::<Vec<_>>(), [a]);
+        assert_eq!(missing, [(Uuid::nil(), Uuid::from_u128(3))]);
+        assert_eq!(kept.len(), 1, "taken out while the chunk applies");
+        // Erased: b (kept from an earlier chunk) and a (this chunk's).
+        kept.put_back(found, Vec::new(), &HashSet::from([a, b]));
+        assert_eq!(kept.len(), 0);
+    }
+
+    #[test]
+    fn past_its_bound_it_keeps_no_new_player_yet_updates_those_it_keeps() {
+        let kept = Kept::default();
+        let rows: Vec<PlayerRow> = (0..MAX_PLAYERS as u128 + 1)
+            .map(|p| row(p, "2026-11-01T10:00:00Z"))
+            .collect();
+        kept.put_back(BTreeMap::new(), rows, &HashSet::new());
+        assert_eq!(kept.len(), MAX_PLAYERS);
+        let key = (Uuid::nil(), Uuid::from_u128(0));
+        let (found, _) = kept.take(vec![key]);
+        let mut renamed = row(0, "2026-11-01T11:00:00Z");
+        renamed.username = Some("Alexa".to_owned());
+        kept.put_back(found, vec![renamed], &HashSet::new());
+        let (found, _) = kept.take(vec![key]);
+        assert_eq!(found[&key].username.as_deref(), Some("Alexa"));
+    }
+}

@@ -1,0 +1,131 @@
+//! A rebuild's players fold keeps its rows between chunks (`BulkState`) instead of reading
+//! them back, and ends with exactly the rows its statements store chunk after chunk: with
+//! names, ranks and links changing across chunks at times finer than PostgreSQL keeps, an
+//! erasure between two chunks (the erased player seen again, their name read as erased), and
+//! a chunk PostgreSQL refuses.
+
+use super::copy_load::{apply, database};
+use crate::harness::logged;
+use crate::workload::contents;
+use chrono::{DateTime, TimeZone, Utc};
+use projector::projections::{
+    BulkState, Positioned, ReadModel, erasure::Erasure, players::Players,
+};
+use shared::envelope::{LogMessage, RecordBatch};
+use shared::records::{AccountLink, PlayerErasure, RankChange, Session};
+use uuid::Uuid;
+
+/// A join of `player` named `name` at `at`.
+fn join(player: Uuid, name: &str, at: &str) -> RecordBatch {
+    RecordBatch::Session(vec![logged::<Session>(&format!(
+        r#"{{"server_id":"{}","player_uuid":"{player}","player_name":"{name}","event":"join",
+            "at":"{at}"}}"#,
+        Uuid::nil()
+    ))])
+}
+
+/// The log, chunk by chunk (the third is refused: a NUL in a name), of two players.
+fn chunks(account: Uuid, players: [Uuid; 2]) -> Vec<Vec<Positioned>> {
+    let [alex, bo] = players;
+    let received = Utc
+        .with_ymd_and_hms(2026, 11, 1, 12, 0, 0)
+        .single()
+        .unwrap_or_else(Utc::now);
+    let chunks = vec![
+        vec![
+            // 0.4 us past the second: PostgreSQL keeps the second.
+            join(alex, "Alex", "2026-11-01T10:00:00.0000004Z"),
+            join(bo, "Bo", "2026-11-01T10:00:01Z"),
+            RecordBatch::RankChange(vec![logged::<RankChange>(&format!(
+                r#"{{"player_uuid":"{alex}","action":"set","group":"vip",
+                    "expires_at":"2026-12-01T00:00:00.0000009Z",
+                    "changed_at":"2026-11-01T10:00:02Z"}}"#
+            ))]),
+        ],
+        vec![
+            // Later in the log, 0.1 us earlier than the first name: newer as stored.
+            join(alex, "Alexa", "2026-11-01T10:00:00.0000003Z"),
+            RecordBatch::Erasure(vec![logged::<PlayerErasure>(&format!(
+                r#"{{"player_uuid":"{bo}","erased_at":"2026-11-01T11:00:00Z","by":"admin"}}"#
+            ))]),
+        ],
+        vec![
+            join(alex, "Ale\\u0000x", "2026-11-01T11:30:00Z"),
+            join(bo, "Bo", "2026-11-01T11:30:00Z"),
+        ],
+        vec![
+            // The erased player seen again: their sealed name reads as erased.
+            join(bo, "", "2026-11-01T12:00:00Z"),
+            RecordBatch::AccountLink(vec![logged::<AccountLink>(&format!(
+                r#"{{"player_uuid":"{alex}","platform":"discord","external_id":"42",
+                    "action":"link","at":"2026-11-01T12:00:01Z"}}"#
+            ))]),
+            join(alex, "Alexa", "2026-11-01T12:00:02Z"),
+        ],
+    ];
+    let mut sequence = 0;
+    chunks
+        .into_iter()
+        .map(|chunk| {
+            chunk
+                .into_iter()
+                .map(|batch| {
+                    sequence += 1;
+                    Positioned {
+                        stream_sequence: sequence,
+                        message: LogMessage::new(account, received, batch),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn players_kept_between_chunks_end_as_their_statements_store_them() -> anyhow::Result<()> {
+    let (by_statements, in_bulk) = (database().await?, database().await?);
+    let account = Uuid::now_v7();
+    let players = [Uuid::now_v7(), Uuid::now_v7()];
+    let state = BulkState::default();
+    let models: [&'static dyn ReadModel; 2] = [&Players, &Erasure];
+    let mut kept = Vec::new();
+    for (index, chunk) in chunks(account, players).iter().enumerate() {
+        for model in models {
+            let expected = apply(&by_statements.pool, model, chunk, None).await?;
+            let actual = apply(&in_bulk.pool, model, chunk, Some(&state)).await?;
+            assert_eq!(actual, expected, "chunk {index}, {model:?}");
+            assert_eq!(
+                expected.is_some(),
+                index == 2 && model.name() == "players",
+                "chunk {index}, {model:?}: {expected:?}"
+            );
+        }
+        kept.push(state.rows());
+        let (expected, actual) = (
+            contents(&by_statements.pool).await?,
+            contents(&in_bulk.pool).await?,
+        );
+        assert_eq!(expected, actual, "after chunk {index}");
+    }
+    // Both players after the first; the erased one forgotten; the refused chunk's taken out
+    // and not put back; both again after the last.
+    assert_eq!(kept, [2, 1, 0, 2]);
+    let stored: (Option<String>, Vec<String>, Option<DateTime<Utc>>) = sqlx::query_as(
+        "SELECT username, names, linked_at FROM players WHERE account_id = $1 AND uuid = $2",
+    )
+    .bind(account)
+    .bind(players[0])
+    .fetch_one(&in_bulk.pool)
+    .await?;
+    assert_eq!(stored.0.as_deref(), Some("Alexa"));
+    assert_eq!(stored.1, ["Alex", "Alexa"]);
+    assert!(stored.2.is_some(), "the link was stored");
+    let erased: (Option<String>, Vec<String>) =
+        sqlx::query_as("SELECT username, names FROM players WHERE account_id = $1 AND uuid = $2")
+            .bind(account)
+            .bind(players[1])
+            .fetch_one(&in_bulk.pool)
+            .await?;
+    assert_eq!(erased, (None, Vec::new()), "the erased name came back");
+    Ok(())
+}
