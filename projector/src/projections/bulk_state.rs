@@ -1,11 +1,14 @@
 //! What a rebuild's bulk load keeps from one chunk to the next ([`BulkState`]): the rows a
 //! fold would otherwise read back from the copy at the start of every chunk.
 //!
-//! Measured on the benchmark's rebuild (a million records, about four chunks): the players
-//! fold is the load's slowest model, and reading back the rows it wrote the chunk before
-//! took 1.3-4.4 s of each chunk's 4.6-12.9 s (its `SELECT` of ~93,000 players). Only the
-//! rebuild writes its copy, so what a fold wrote and committed there is what it would read
-//! back, and it can keep it instead.
+//! Only the rebuild writes its copy, so what a fold wrote and committed there is what it
+//! would read back, and it can keep it instead. The players fold is the load's slowest model
+//! on the benchmark's rebuild (a million records, about four chunks), and its `SELECT` of the
+//! ~93,000 players each chunk names took 1.3-4.4 s of the chunk's 4.6-12.9 s there. Kept, the
+//! chunk's upsert reads those rows itself (part of what the `SELECT` cost moves there): the
+//! fold's chunks after the first take 0.81 x the time (`cargo bench -p projector --bench
+//! players_kept`, alone on the machine). Beside the other models, on the benchmark's rebuild,
+//! the load's time did not change beyond its run-to-run spread (33-42 s).
 
 use super::players;
 
