@@ -181,7 +181,7 @@ fn stamp(at: Option<DateTime<Utc>>, seq: Option<i64>) -> Option<Stamp> {
 
 impl PlayerRow {
     /// The row of a player never seen before, as of `sighting` (not yet applied).
-    fn first(sighting: &Sighting<'_>) -> PlayerRow {
+    pub(super) fn first(sighting: &Sighting<'_>) -> PlayerRow {
         PlayerRow {
             account_id: sighting.account_id,
             uuid: sighting.player,

@@ -8,7 +8,9 @@
 //! are read back at the next attempt.
 //!
 //! An erasure in a chunk scrubs the player's row in the erasure model's own transaction,
-//! after this one: the player is not kept, so the next chunk reads back whatever is stored.
+//! after this one, and the players fold may apply the next chunks before the scrub commits (it
+//! runs ahead of the erasure model): an erased player is never kept again, so every later
+//! chunk reads back whatever is stored, as the live projector's fold does.
 
 use super::{PlayerKey, PlayerRow};
 use chrono::{DateTime, TimeDelta, Utc};
@@ -22,7 +24,14 @@ pub(crate) const MAX_PLAYERS: usize = 250_000;
 /// The players rows a rebuild wrote and committed to its copy, by player.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
-    rows: Mutex<HashMap<PlayerKey, PlayerRow>>,
+    rows: Mutex<Rows>,
+}
+
+#[derive(Debug, Default)]
+struct Rows {
+    kept: HashMap<PlayerKey, PlayerRow>,
+    /// Players erased so far: never kept again.
+    erased: HashSet<PlayerKey>,
 }
 
 impl Kept {
@@ -35,7 +44,7 @@ impl Kept {
         let mut found = BTreeMap::new();
         let mut missing = Vec::new();
         for key in keys {
-            match rows.remove(&key) {
+            match rows.kept.remove(&key) {
                 Some(row) => {
                     found.insert(key, row);
                 }
@@ -46,8 +55,8 @@ impl Kept {
     }
 
     /// Keeps the rows of a chunk's players as its statements stored them: `stored` (what the
-    /// copy held) with `changed` (what the chunk wrote) over it; forgets `erased` (kept from
-    /// this chunk or an earlier one).
+    /// copy held) with `changed` (what the chunk wrote) over it; forgets the players `erased`
+    /// names (kept from this chunk or an earlier one), and keeps none of them again.
     pub(super) fn put_back(
         &self,
         mut stored: BTreeMap<PlayerKey, PlayerRow>,
@@ -58,28 +67,31 @@ impl Kept {
             stored.insert((row.account_id, row.uuid), row.into_stored());
         }
         let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        let Rows { kept, erased: ever } = &mut *rows;
         for key in erased {
-            rows.remove(key);
+            kept.remove(key);
+            ever.insert(*key);
         }
         for (key, row) in stored {
-            if erased.contains(&key) || rows.len() >= MAX_PLAYERS {
+            if ever.contains(&key) || kept.len() >= MAX_PLAYERS {
                 continue;
             }
-            rows.insert(key, row);
+            kept.insert(key, row);
         }
     }
 
-    /// Forgets every row kept.
+    /// Forgets every row kept (the players erased stay unkept).
     pub(crate) fn forget(&self) {
         self.rows
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .kept
             .clear();
     }
 
     /// How many rows are kept.
     pub(crate) fn len(&self) -> usize {
-        self.rows.lock().map_or(0, |rows| rows.len())
+        self.rows.lock().map_or(0, |rows| rows.kept.len())
     }
 }
 
@@ -121,26 +133,19 @@ mod tests {
     }
 
     fn row(player: u128, seen: &str) -> PlayerRow {
-        PlayerRow {
+        let mut row = PlayerRow::first(&super::super::Sighting {
             account_id: Uuid::nil(),
-            uuid: Uuid::from_u128(player),
-            username: Some("Alex".to_owned()),
-            username_at: Some(at(seen)),
-            username_seq: Some(1),
-            names: vec!["Alex".to_owned()],
-            first_seen: at(seen),
-            last_seen: at(seen),
-            rank: None,
-            previous_rank: None,
-            rank_expires_at: None,
-            rank_changed_at: None,
-            rank_changed_seq: None,
-            linked_platform: None,
-            linked_external_id: None,
-            linked_external_name: None,
-            linked_at: None,
-            linked_seq: None,
-        }
+            player: Uuid::from_u128(player),
+            at: at(seen),
+            seq: 1,
+            name: None,
+            change: super::super::Change::Seen,
+        });
+        row.username = Some("Alex".to_owned());
+        row.username_at = Some(at(seen));
+        row.username_seq = Some(1);
+        row.names = vec!["Alex".to_owned()];
+        row
     }
 
     #[test]
@@ -186,6 +191,17 @@ mod tests {
         // Erased: b (kept from an earlier chunk) and a (this chunk's).
         kept.put_back(found, Vec::new(), &HashSet::from([a, b]));
         assert_eq!(kept.len(), 0);
+        // Read back by a later chunk (maybe before the scrub committed): not kept again.
+        kept.put_back(
+            BTreeMap::new(),
+            vec![
+                row(1, "2026-11-01T12:00:00Z"),
+                row(3, "2026-11-01T12:00:00Z"),
+            ],
+            &HashSet::new(),
+        );
+        assert_eq!(kept.len(), 1, "only the player never erased is kept");
+        assert_eq!(kept.take(vec![a]).1, [a]);
     }
 
     #[test]
