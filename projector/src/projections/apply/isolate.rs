@@ -103,6 +103,8 @@ async fn apply_part(
     load: Load<'_>,
 ) -> Result<Result<(), Refusal>, ProjectorError> {
     let mut savepoint = conn.begin().await?;
+    // Whether a target before this one applied the part (in bulk, it may have kept rows).
+    let mut applied_before = false;
     for &(model, checkpoint) in targets {
         let pending: Vec<&Positioned> = messages
             .iter()
@@ -116,10 +118,14 @@ async fn apply_part(
             Load::Bulk(state) => model.apply_bulk(&mut savepoint, &pending, state).await,
         };
         match applied {
-            Ok(rows) => tracing::debug!(projection = model.name(), rows, "applied"),
+            Ok(rows) => {
+                applied_before = true;
+                tracing::debug!(projection = model.name(), rows, "applied");
+            }
             Err(error) if refuses_data(&error) => {
-                // What the targets before it kept of the part is rolled back with it.
-                if let Load::Bulk(state) = load {
+                // What the targets before it kept of the part is rolled back with it (the
+                // refused one kept nothing).
+                if applied_before && let Load::Bulk(state) = load {
                     state.forget();
                 }
                 savepoint.rollback().await?;
