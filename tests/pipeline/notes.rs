@@ -1,8 +1,9 @@
 //! Staff notes end to end (issue 15): a moderator writes a note through the dashboard form
 //! (signed in, same-origin POST), query-api logs it to JetStream, the projector stores it, and
 //! `GET /api/players/{uuid}/notes` returns it; it survives `projector rebuild`; another
-//! account's key never sees it; a viewer cannot write one; bad input writes nothing; and with
-//! NATS down the page says so and nothing is written.
+//! account's key never sees it; a viewer cannot write one; bad input writes nothing; with
+//! NATS down the page says so and nothing is written; and a note the log did not confirm in
+//! time is stored once, however often its form is sent again.
 
 use crate::dashboard::{Network, ago, items, now};
 use crate::member::Member;
@@ -43,6 +44,24 @@ async fn stored(stack: &TestStack) -> (i64, i64) {
         .await
         .expect("count audit rows");
     (notes, audited)
+}
+
+/// Waits until query-api's connection to NATS is known to be down (its readiness says so).
+async fn query_api_sees_nats_down(stack: &TestStack) {
+    let down = pipeline_tests::eventually(pipeline_tests::WAIT, || async {
+        let answer = stack.http.get(format!("{}/readyz", stack.base)).send();
+        let body: Value = answer.await.ok()?.json().await.ok()?;
+        (body["checks"]["query_nats"]["ok"] == json!(false)).then_some(())
+    })
+    .await;
+    assert!(down.is_some(), "query-api never saw NATS go down");
+}
+
+/// The note id of the form on `page` (its hidden field).
+fn form_note_id(page: &str) -> String {
+    let field = r#"name="note_id" value=""#;
+    let start = page.find(field).expect("the form has a note id") + field.len();
+    page[start..start + 36].to_owned()
 }
 
 /// How many messages the event log holds.
@@ -288,6 +307,9 @@ async fn with_the_event_log_down_a_note_is_refused_and_nothing_is_written() {
     let moderator = Member::sign_in(&net.stack.base, "mod@outage.test").await;
 
     net.stack.nats.kill();
+    // Once query-api knows (before, a publish may be buffered by its client and delivered on
+    // the reconnect: the next test's case).
+    query_api_sees_nats_down(&net.stack).await;
     let (status, _, body) = moderator
         .post_form(
             &notes_path(),
@@ -321,4 +343,66 @@ async fn with_the_event_log_down_a_note_is_refused_and_nothing_is_written() {
             && !texts.contains(&json!("written while NATS is down")),
         "{texts:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_the_log_did_not_confirm_is_stored_once_when_its_form_is_sent_again() {
+    let net = Network::start("Notes Frozen Log").await;
+    net.post(
+        "/api/plugin/sessions",
+        json!({"server_id": SERVER, "player_uuid": PLAYER, "player_name": "Griefer",
+               "event": "join", "at": ago(now(), 60)}),
+    )
+    .await;
+    net.stack.projected().await.expect("projected");
+    net.stack
+        .create_member(&net.account.id, "mod@frozen.test", "Mo", "moderator")
+        .await
+        .expect("a member");
+    let moderator = Member::sign_in(&net.stack.base, "mod@frozen.test").await;
+    // A first note, so query-api holds the player's key (sealing needs no NATS below).
+    let (status, _, body) = moderator
+        .post_form(&notes_path(), &[("text", "before the freeze")], None)
+        .await;
+    assert_eq!(status, 303, "{body}");
+
+    // NATS hangs: the connection stays up, the note is sent, and no ack comes in time.
+    net.stack.nats.pause().expect("NATS pauses");
+    let text = "sent while the log hangs";
+    let (status, _, page) = moderator
+        .post_form(&notes_path(), &[("text", text)], None)
+        .await;
+    net.stack.nats.resume().expect("NATS resumes");
+    assert_eq!(status, 503, "{page}");
+    assert!(page.contains("may or may not have been saved"), "{page}");
+    assert!(page.contains(text), "the draft is kept: {page}");
+    let note_id = form_note_id(&page);
+
+    // What was sent lands once NATS goes on; the form sent again (as a browser would, with
+    // its note id) is the same note, not a second one.
+    let resent = pipeline_tests::eventually(std::time::Duration::from_secs(20), || async {
+        let form = [("text", text), ("note_id", note_id.as_str())];
+        let (status, _, _) = moderator.post_form(&notes_path(), &form, None).await;
+        (status == 303).then_some(())
+    })
+    .await;
+    assert!(
+        resent.is_some(),
+        "the form sent again is taken once NATS is back"
+    );
+    net.stack.projected().await.expect("projected");
+    let (status, body) = notes(&net.stack, &net.account).await;
+    assert_eq!(status, 200);
+    let all = items(&body);
+    let ids: Vec<&Value> = all
+        .iter()
+        .filter(|n| n["text"] == json!(text))
+        .map(|n| &n["id"])
+        .collect();
+    assert_eq!(
+        ids,
+        [&json!(note_id)],
+        "stored once, under the form's id: {body}"
+    );
+    assert_eq!(stored(&net.stack).await.0, 2, "the first note and this one");
 }

@@ -80,6 +80,28 @@ impl NatsServer {
         }
     }
 
+    /// Freezes the server (SIGSTOP): connections stay open and nothing is answered, as on a
+    /// host that hangs, until [`resume`](Self::resume).
+    pub fn pause(&self) -> anyhow::Result<()> {
+        self.signal("-STOP")
+    }
+
+    /// Lets a [`pause`](Self::pause)d server go on (SIGCONT).
+    pub fn resume(&self) -> anyhow::Result<()> {
+        self.signal("-CONT")
+    }
+
+    fn signal(&self, signal: &str) -> anyhow::Result<()> {
+        let child = self.child.as_ref().context("nats-server is not running")?;
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .context("running kill")?;
+        anyhow::ensure!(status.success(), "kill {signal} failed: {status}");
+        Ok(())
+    }
+
     /// Starts the server again on the same port and store dir (killing it first if it runs).
     pub async fn restart(&mut self) -> anyhow::Result<()> {
         self.kill();

@@ -34,13 +34,29 @@ pub fn router() -> PageRoutes {
 }
 
 /// What the form held, shown again when the note was refused.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Draft {
+    /// The id the note gets, made with the form and sent back with it (a hidden field): a
+    /// form sent again after the log did not confirm it in time is the same note, so it is
+    /// never added twice.
+    note_id: Uuid,
     text: String,
     /// The links as typed, one per line.
     evidence: String,
     /// The chosen punishment's id as sent ("" for the player).
     punishment_id: String,
+}
+
+impl Draft {
+    /// An empty form with a new note id.
+    fn fresh() -> Self {
+        Self {
+            note_id: Uuid::now_v7(),
+            text: String::new(),
+            evidence: String::new(),
+            punishment_id: String::new(),
+        }
+    }
 }
 
 /// One of the player's punishments, as the form offers it.
@@ -93,7 +109,7 @@ pub async fn player_section(
     if !allowed(caller) {
         return Ok(String::new());
     }
-    let section = section(state, caller, player, Draft::default(), None).await?;
+    let section = section(state, caller, player, Draft::fresh(), None).await?;
     Ok(SectionHtml { section }.render()?)
 }
 

@@ -2,8 +2,14 @@
 //! record's own rules ([`Note::validate`]), logged to JetStream and audited.
 //!
 //! The note is published on its own subject (`<prefix>.part.<k>.<account>.note`, the
-//! account's partition of the stream as opened) with its id as `Nats-Msg-Id`, and the page answers only after the stream's ack: a redirect means the note
-//! is durable; no ack means nothing was written, and the page says so with the draft intact.
+//! account's partition of the stream as opened), and the page answers only after the stream's
+//! ack: a redirect means the note is durable. Without an ack the page comes back with the draft
+//! and says which of two things happened: the log was known to be down, so nothing was sent and
+//! nothing was written; or the note was sent and not confirmed in time, so it may still be
+//! stored (a client buffers what it sent while the server was away and delivers it when it is
+//! back). The note's id comes with the form (made when the form was shown), and its
+//! `Nats-Msg-Id` and the read model's key are built from it, so sending the same form again
+//! never adds the note twice.
 
 use super::{Draft, allowed, refused};
 use crate::pages::error::PageError;
@@ -44,11 +50,15 @@ pub(super) struct NoteForm {
     /// A punishment of the player, or empty for the player.
     #[serde(default)]
     punishment_id: String,
+    /// The note's id, made with the form (empty: a new one).
+    #[serde(default)]
+    note_id: String,
 }
 
 impl NoteForm {
-    fn draft(&self) -> Draft {
+    fn draft(&self, note_id: Uuid) -> Draft {
         Draft {
+            note_id,
             text: self.text.clone(),
             evidence: self.evidence.clone(),
             punishment_id: self.punishment_id.clone(),
@@ -80,6 +90,7 @@ fn sentence(errors: &[FieldError]) -> String {
                     None => "Evidence".to_owned(),
                 },
                 "punishment_id" => "About".to_owned(),
+                "note_id" => "Form".to_owned(),
                 other => other.to_owned(),
             };
             format!("{field}: {}", e.message)
@@ -106,6 +117,13 @@ pub(super) async fn add_note(
     require_player(&state.pool, account_id, player).await?;
 
     let mut errors = Vec::new();
+    let id = match note_id(&form.note_id) {
+        Ok(id) => id,
+        Err(error) => {
+            errors.push(error);
+            Uuid::now_v7()
+        }
+    };
     let punishment_id = match form.punishment_id.trim() {
         "" => None,
         id => match Uuid::parse_str(id) {
@@ -138,42 +156,39 @@ pub(super) async fn add_note(
     if !errors.is_empty() {
         let status = StatusCode::UNPROCESSABLE_ENTITY;
         let message = sentence(&errors);
-        return refused(&state, &caller, player, form.draft(), status, message).await;
+        return refused(&state, &caller, player, form.draft(id), status, message).await;
     }
 
-    let id = Uuid::now_v7();
     let subject = state.subjects.for_records(account_id, Note::KIND, None);
     let batch = Note::into_batch(vec![Logged {
         id,
         record: note.clone(),
     }]);
-    // Notes are personal (text and links): sealed with the player's key before the append, so
-    // erasing the player shreds them in the log too.
     let mut message = LogMessage::new(account_id, now, batch);
-    let appended: Result<(), String> = async {
-        // Refused at once while disconnected, as the append would be: fetching the player's
-        // key would wait for the reconnect.
-        if !state.publisher.is_connected() {
-            return Err("not connected to NATS".to_owned());
-        }
-        let policy = PrivacyPolicy::default();
-        let sealed = state.keyring.seal(&mut message, &policy).await;
-        sealed.map_err(|error| format!("sealing: {error}"))?;
-        let payload = message.encode();
-        state
-            .publisher
-            .append(subject, Some(id.to_string()), payload)
-            .await?;
-        Ok(())
-    }
-    .await;
-    if let Err(error) = appended {
-        tracing::warn!(%error, "a note could not be appended to the event log");
-        let message = "The note was not added: the event log is unavailable right now. \
-                       Nothing was saved; try again in a moment."
-            .to_owned();
+    // Refused at once while disconnected, as the append would be (fetching the player's key
+    // would wait for the reconnect): nothing was sent, so nothing can be written later.
+    let appended = if state.publisher.is_connected() {
+        append(&state, subject, &mut message, account_id, id).await
+    } else {
+        Err(NotAppended::Unsent("not connected to NATS".to_owned()))
+    };
+    if let Err(failure) = appended {
+        let message = match &failure {
+            NotAppended::Unsent(error) => {
+                tracing::warn!(%error, "a note could not be appended to the event log");
+                "The note was not added: the event log is unavailable right now. \
+                 Nothing was saved; try again in a moment."
+            }
+            NotAppended::Unconfirmed(error) => {
+                tracing::warn!(%error, "a note sent to the event log was not confirmed");
+                "The event log did not confirm the note in time, so it may or may not have \
+                 been saved. Send the form again in a moment: if it was saved, it is not added \
+                 twice."
+            }
+        };
         let status = StatusCode::SERVICE_UNAVAILABLE;
-        let mut page = refused(&state, &caller, player, form.draft(), status, message).await?;
+        let draft = form.draft(id);
+        let mut page = refused(&state, &caller, player, draft, status, message.to_owned()).await?;
         page.headers_mut()
             .insert(RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
         return Ok(page);
@@ -201,6 +216,54 @@ pub(super) async fn add_note(
         .into_response())
 }
 
+/// Why the event log has no note: the outcome the page reports.
+enum NotAppended {
+    /// Nothing was sent: nothing can be stored later.
+    Unsent(String),
+    /// Sent (or possibly sent) without an ack in time: it may be stored when the log is back.
+    Unconfirmed(String),
+}
+
+/// Seals `message` (notes are personal: sealed with the player's key before the append, so
+/// erasing the player shreds them in the log too) and appends it under an id that is the
+/// account's and the note's, so the same form sent again is a duplicate to the stream.
+async fn append(
+    state: &AppState,
+    subject: String,
+    message: &mut LogMessage,
+    account_id: Uuid,
+    id: Uuid,
+) -> Result<(), NotAppended> {
+    let policy = PrivacyPolicy::default();
+    let sealed = state.keyring.seal(message, &policy).await;
+    sealed.map_err(|error| NotAppended::Unsent(format!("sealing: {error}")))?;
+    let payload = message.encode();
+    let message_id = format!("note:{account_id}:{id}");
+    state
+        .publisher
+        .append(subject, Some(message_id), payload)
+        .await
+        .map(|_| ())
+        .map_err(NotAppended::Unconfirmed)
+}
+
+/// The form's note id: empty for a new one, else a UUID v7 (what forms are given).
+fn note_id(sent: &str) -> Result<Uuid, FieldError> {
+    match sent.trim() {
+        "" => Ok(Uuid::now_v7()),
+        sent => Uuid::parse_str(sent)
+            .ok()
+            .filter(|id| id.get_version_num() == 7)
+            .ok_or_else(|| FieldError {
+                field: "note_id".into(),
+                code: "invalid".into(),
+                message: "this form's note id is not one the dashboard made; \
+                          the form below has a new one, send it again"
+                    .into(),
+            }),
+    }
+}
+
 /// Waits (at most [`SHOW_WITHIN`]) until the projector has stored the note, so the page the
 /// redirect opens shows it; a slow projector only means it shows on a later load.
 async fn shown(state: &AppState, account_id: Uuid, id: Uuid) {
@@ -209,6 +272,41 @@ async fn shown(state: &AppState, account_id: Uuid, id: Uuid) {
         match note_exists(&state.pool, account_id, id).await {
             Ok(true) | Err(_) => return,
             Ok(false) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::note_id;
+    use uuid::Uuid;
+
+    #[test]
+    fn a_form_without_a_note_id_gets_a_new_one() {
+        let (first, second) = (note_id("").unwrap(), note_id("  ").unwrap());
+        assert_eq!(first.get_version_num(), 7);
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn the_note_id_a_form_was_given_is_kept() {
+        let given = Uuid::now_v7();
+        assert_eq!(note_id(&given.to_string()).unwrap(), given);
+        assert_eq!(note_id(&format!(" {given}\n")).unwrap(), given);
+    }
+
+    #[test]
+    fn a_note_id_the_dashboard_did_not_make_is_refused() {
+        for sent in [
+            "not-a-uuid",
+            &Uuid::new_v4().to_string(),
+            &Uuid::nil().to_string(),
+        ] {
+            let error = note_id(sent).expect_err(sent);
+            assert_eq!(
+                (error.field.as_str(), error.code.as_str()),
+                ("note_id", "invalid")
+            );
         }
     }
 }
