@@ -183,6 +183,28 @@ impl TestIngest {
         }
     }
 
+    /// Polls until ingest knows its connection to NATS is down (its readiness says so): from
+    /// then on a write is refused without being sent. Before, a write may go into the
+    /// client's buffer, time out, and still be delivered when NATS is back.
+    pub async fn wait_until_log_down(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let ready: Option<Value> =
+                match self.http.get(format!("{}/readyz", self.base)).send().await {
+                    Ok(answer) => answer.json().await.ok(),
+                    Err(_) => None,
+                };
+            if ready.is_some_and(|r| r["checks"]["ingest_nats"]["ok"] == Value::Bool(false)) {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "ingest never saw NATS go down"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub async fn post_raw(
         &self,
         path: &str,

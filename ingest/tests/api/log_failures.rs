@@ -61,6 +61,7 @@ async fn with_the_broker_down_writes_get_a_fast_503_and_recover_after_restart() 
         keys.push(key);
     }
     ingest.nats.kill();
+    ingest.wait_until_log_down().await;
 
     let started = Instant::now();
     let response = ingest
