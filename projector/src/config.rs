@@ -25,6 +25,11 @@ pub struct Config {
     /// batches) does not hold the process's transaction slots for seconds while a quiet
     /// partition's write waits for one.
     pub chunk_max_bytes: usize,
+    /// `PROJECTOR_REBUILD_CHUNK_MESSAGES` (default 4,000): a rebuild joins the consumer's
+    /// chunks into chunks of up to this many log messages (at least one consumer chunk): fewer
+    /// transactions, and the folds that read a row once per chunk (players, sessions) do so
+    /// less often. A partition holds up to three such chunks in memory while they are applied.
+    pub rebuild_chunk_messages: usize,
     /// `PROJECTOR_BATCH_WAIT_MS` (default 20): how long a transaction waits for more messages
     /// after the first one arrives.
     pub batch_wait: Duration,
@@ -62,6 +67,12 @@ impl Config {
             apply_concurrency > 0,
             "environment variable PROJECTOR_APPLY_CONCURRENCY must be at least 1"
         );
+        let rebuild_chunk_messages: usize =
+            vars.or_default("PROJECTOR_REBUILD_CHUNK_MESSAGES", 4_000)?;
+        anyhow::ensure!(
+            rebuild_chunk_messages > 0,
+            "environment variable PROJECTOR_REBUILD_CHUNK_MESSAGES must be at least 1"
+        );
         let retention_sweep_secs: u64 = vars.or_default("RETENTION_SWEEP_SECS", 600)?;
         anyhow::ensure!(
             retention_sweep_secs > 0,
@@ -73,6 +84,7 @@ impl Config {
             bind_addr: vars.or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8083)))?,
             batch_max,
             chunk_max_bytes: vars.or_default("PROJECTOR_CHUNK_MAX_BYTES", 1 << 20)?,
+            rebuild_chunk_messages,
             batch_wait: Duration::from_millis(vars.or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
             apply_concurrency,
             stall_after: Duration::from_secs(vars.or_default("PROJECTOR_STALL_SECONDS", 60)?),

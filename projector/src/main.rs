@@ -121,6 +121,11 @@ async fn main() -> anyhow::Result<()> {
                     .map(|(phase, took)| format!("{phase}={:.1}", took.as_secs_f64()))
                     .collect::<Vec<_>>(),
                 swap_ms = report.swap.as_millis() as u64,
+                transactions = ?report
+                    .transactions
+                    .iter()
+                    .map(|t| format!("{}={}/{}", t.model, t.transactions, t.chunks))
+                    .collect::<Vec<_>>(),
                 "rebuild finished"
             );
             Ok(())

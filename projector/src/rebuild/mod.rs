@@ -10,8 +10,9 @@
 //!    `PROJECTOR_APPLY_CONCURRENCY` model transactions, and as many partitions applying a chunk, at
 //!    once ([`replay::partitions_at_once`]). Within a partition the models are pipelined
 //!    ([`pipeline`]): each moves on to the next chunk once it has committed one, on chunks of up
-//!    to [`pipeline::CHUNK_MESSAGES`] messages. The copy lives in its own schema ([`copy`]), so reads
-//!    of the live tables never see it. Personal fields are opened with the keys as they are now:
+//!    to `PROJECTOR_REBUILD_CHUNK_MESSAGES` messages ([`pipeline::Chunking`]), and a model behind
+//!    the others applies the chunks waiting for it in one transaction. The copy lives in its
+//!    own schema ([`copy`]), so reads of the live tables never see it. Personal fields are opened with the keys as they are now:
 //!    what was erased, or left retention, replays as erased. The copy loads in bulk mode: unlogged,
 //!    without the indexes no fold reads through, on connections that commit asynchronously
 //!    ([`copy`]), and the folds that have one store their append-only rows with a binary `COPY`
@@ -59,7 +60,7 @@ use anyhow::Context;
 use copy::TableCopy;
 use partition::PartitionReplay;
 use progress::Tracker;
-pub use progress::{Phase, Progress};
+pub use progress::{ModelTransactions, Phase, Progress};
 use replay::Replay;
 use shared::privacy::Keyring;
 use sqlx::postgres::PgPoolOptions;
@@ -113,6 +114,8 @@ pub struct RebuildReport {
     /// How long each phase took, in the order they ran (a phase run again, the catch-up and
     /// the swap after a swap that timed out, adds up).
     pub phases: Vec<(Phase, Duration)>,
+    /// Each model's transactions on the copy and the chunks they applied.
+    pub transactions: Vec<ModelTransactions>,
 }
 
 /// Rebuilds `options.models` from the start of the event log and swaps them in (see the
@@ -194,6 +197,7 @@ async fn run(
         swap,
         records: tracker.records(),
         phases: tracker.took(),
+        transactions: tracker.transactions(),
     })
 }
 

@@ -30,8 +30,8 @@ const IDLE_CHECK: Duration = Duration::from_millis(200);
 pub(super) struct PartitionReplay {
     pub(super) partition: Partition,
     chunks: Chunks,
-    /// Messages per chunk of the consumer (`PROJECTOR_BATCH_MAX`).
-    batch_max: usize,
+    /// How the consumer's chunks are joined.
+    chunking: pipeline::Chunking,
 }
 
 impl PartitionReplay {
@@ -63,7 +63,10 @@ impl PartitionReplay {
         Ok(PartitionReplay {
             partition,
             chunks: Box::pin(chunks),
-            batch_max: config.batch_max.max(1),
+            chunking: pipeline::Chunking {
+                batch_max: config.batch_max.max(1),
+                chunk_messages: config.rebuild_chunk_messages.max(1),
+            },
         })
     }
 
@@ -74,8 +77,8 @@ impl PartitionReplay {
         replay: &Replay<'_>,
         pause: &CancellationToken,
     ) -> anyhow::Result<()> {
-        let (partition, batch_max) = (self.partition, self.batch_max);
-        pipeline::fill(replay, partition, &mut self.chunks, batch_max, pause).await
+        let (partition, chunking) = (self.partition, self.chunking);
+        pipeline::fill(replay, partition, &mut self.chunks, chunking, pause).await
     }
 
     /// Applies this partition's chunks until the copy holds `target` (or holds every message

@@ -14,8 +14,11 @@
 //!
 //! Read-ahead is bounded: at most [`READ_AHEAD`] chunks of a partition are decoded and not yet
 //! committed by every model. The replay applies bigger chunks than the live projector
-//! ([`CHUNK_MESSAGES`]): fewer transactions, and the folds that read their state back (players,
-//! sessions, active days) read and write each player's row once per chunk.
+//! ([`Chunking::chunk_messages`]): fewer transactions, and the folds that read their state back
+//! (players, sessions, active days) read and write each player's row once per chunk. A model
+//! behind the others applies the chunks waiting for it in one transaction
+//! ([`stages`]: up to [`READ_AHEAD`]), so the slowest one catches up rather than doing that
+//! per-chunk work for each.
 
 use super::replay::{Received, Replay};
 use super::stages;
@@ -33,10 +36,15 @@ use tokio_util::sync::CancellationToken;
 /// Chunks of one partition decoded and not yet committed by every model, at most.
 pub(super) const READ_AHEAD: usize = 3;
 
-/// Messages of one chunk of the replay, at most: the consumer's chunks (of
-/// `PROJECTOR_BATCH_MAX` messages) are joined up to it while the log has more (see
-/// [`join_wait`]).
-pub(super) const CHUNK_MESSAGES: usize = 4_000;
+/// How a partition's consumer chunks are joined into the replay's chunks.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Chunking {
+    /// Messages per consumer chunk, at most (`PROJECTOR_BATCH_MAX`).
+    pub(super) batch_max: usize,
+    /// Messages per replay chunk, at most (`PROJECTOR_REBUILD_CHUNK_MESSAGES`); joined while
+    /// the log has more (see [`join_wait`]).
+    pub(super) chunk_messages: usize,
+}
 
 /// How long the replay waits for the consumer's next chunk to join to the one it holds while
 /// the consumer's chunks come full but the log says nothing is waiting after them. Long
@@ -48,18 +56,18 @@ const JOIN_WAIT: Duration = Duration::from_millis(250);
 /// How long it waits for the next chunk when the log has messages waiting after the last one
 /// received: they are there, only the consumer's next fetch stands between, so the chunk is
 /// filled rather than cut where a fetch paused. Cut chunks came out of every size between
-/// one consumer chunk and [`CHUNK_MESSAGES`], and a chunk's work has a part that does not
+/// one consumer chunk and [`Chunking::chunk_messages`], and a chunk's work has a part that does not
 /// shrink with it (each player's row is read and written once per chunk, whether the chunk
 /// names it once or fifty times): the load went at an uneven pace, slower while its chunks
 /// came short, which its ETA could not foresee.
 const WAITING_WAIT: Duration = Duration::from_secs(2);
 
 /// How long to wait for the consumer's next chunk to join to a chunk of `held` messages, or
-/// `None` when the chunk is done: it has no room for a consumer chunk of `batch_max` more, or
-/// the consumer's last chunk came short (`full` false) with nothing waiting after it in the
-/// log (`waiting`: its count after the last message received).
-fn join_wait(held: usize, batch_max: usize, full: bool, waiting: u64) -> Option<Duration> {
-    if held + batch_max > CHUNK_MESSAGES {
+/// `None` when the chunk is done: it has no room for a consumer chunk more, or the consumer's
+/// last chunk came short (`full` false) with nothing waiting after it in the log (`waiting`:
+/// its count after the last message received).
+fn join_wait(held: usize, chunking: Chunking, full: bool, waiting: u64) -> Option<Duration> {
+    if held + chunking.batch_max > chunking.chunk_messages {
         None
     } else if waiting > 0 {
         Some(WAITING_WAIT)
@@ -82,14 +90,14 @@ struct InFlight<'r> {
     _permits: (SemaphorePermit<'r>, SemaphorePermit<'r>),
 }
 
-/// Applies `partition`'s chunks from `chunks` (each of at most `batch_max` messages) to the
-/// copy, pipelined (see the module docs), until `pause` (after the chunks read by then are
+/// Applies `partition`'s chunks from `chunks` (consumer chunks, joined as `chunking` says) to
+/// the copy, pipelined (see the module docs), until `pause` (after the chunks read by then are
 /// committed by every model) or a failure.
 pub(super) async fn fill<S>(
     replay: &Replay<'_>,
     partition: Partition,
     chunks: &mut S,
-    batch_max: usize,
+    chunking: Chunking,
     pause: &CancellationToken,
 ) -> anyhow::Result<()>
 where
@@ -105,8 +113,7 @@ where
             // The partition's permit before reading, the replay's after: a partition waiting
             // for messages holds none of the permits the others share.
             let own = ahead.acquire().await.context("the read-ahead was closed")?;
-            let Some(mut received) =
-                read_chunk(replay, partition, chunks, batch_max, pause).await?
+            let Some(mut received) = read_chunk(replay, partition, chunks, chunking, pause).await?
             else {
                 break;
             };
@@ -134,9 +141,13 @@ where
     let apply = stages::run(
         models,
         replay.slots(),
+        READ_AHEAD,
         chunks_read,
-        |model, in_flight: Arc<InFlight<'_>>| async move {
-            Ok(applier.apply_model(model, &in_flight.prepared).await?)
+        |model, in_flight: Vec<Arc<InFlight<'_>>>| async move {
+            let chunks: Vec<&Prepared<'_>> = in_flight.iter().map(|c| &c.prepared).collect();
+            let outcomes = applier.apply_model_to(model, &chunks).await?;
+            replay.tracker.model_transaction(model.name(), chunks.len());
+            Ok(outcomes)
         },
         |model, in_flight, outcome| finish_model(replay, partition, in_flight, model, outcome),
     );
@@ -171,13 +182,13 @@ fn finish_model(
     }
 }
 
-/// The partition's next chunk: the consumer's chunks joined up to [`CHUNK_MESSAGES`], as
-/// many as it has ready; `None` once `pause` is cancelled.
+/// The partition's next chunk: the consumer's chunks joined up to
+/// [`Chunking::chunk_messages`], as many as it has ready; `None` once `pause` is cancelled.
 async fn read_chunk<S>(
     replay: &Replay<'_>,
     partition: Partition,
     chunks: &mut S,
-    batch_max: usize,
+    chunking: Chunking,
     pause: &CancellationToken,
 ) -> anyhow::Result<Option<Received>>
 where
@@ -189,11 +200,11 @@ where
         () = pause.cancelled() => return Ok(None),
         chunk = chunks.next() => chunk.context("the event log's consumer ended")?,
     };
-    let mut full = chunk.len() >= batch_max;
+    let mut full = chunk.len() >= chunking.batch_max;
     let mut received = replay.receive(partition, chunk)?;
     // A short chunk with nothing waiting after it is all the consumer had; so is nothing
     // within the wait.
-    while let Some(wait) = join_wait(received.delivered.len(), batch_max, full, received.waiting) {
+    while let Some(wait) = join_wait(received.delivered.len(), chunking, full, received.waiting) {
         // Ends at the pause too: what is held is applied before the replay pauses.
         let chunk = tokio::select! {
             biased;
@@ -204,7 +215,7 @@ where
             },
         };
         let chunk = chunk.context("the event log's consumer ended")?;
-        full = chunk.len() >= batch_max;
+        full = chunk.len() >= chunking.batch_max;
         Replay::append(&mut received, replay.receive(partition, chunk)?);
     }
     Ok(Some(received))
@@ -214,24 +225,36 @@ where
 mod tests {
     use super::*;
 
+    /// Consumer chunks of 500 joined up to 4,000 messages (the defaults).
+    const DEFAULTS: Chunking = Chunking {
+        batch_max: 500,
+        chunk_messages: 4_000,
+    };
+
     #[test]
     fn a_chunk_is_joined_while_the_log_has_messages_waiting_even_after_a_short_one() {
-        assert_eq!(join_wait(500, 500, false, 1), Some(WAITING_WAIT));
-        assert_eq!(join_wait(737, 500, true, 9_000), Some(WAITING_WAIT));
+        assert_eq!(join_wait(500, DEFAULTS, false, 1), Some(WAITING_WAIT));
+        assert_eq!(join_wait(737, DEFAULTS, true, 9_000), Some(WAITING_WAIT));
     }
 
     #[test]
     fn a_full_consumer_chunk_with_nothing_waiting_gets_the_short_wait() {
-        assert_eq!(join_wait(500, 500, true, 0), Some(JOIN_WAIT));
+        assert_eq!(join_wait(500, DEFAULTS, true, 0), Some(JOIN_WAIT));
     }
 
     #[test]
     fn a_chunk_ends_when_the_consumer_has_nothing_more_or_it_has_no_room() {
-        assert_eq!(join_wait(120, 500, false, 0), None);
-        assert_eq!(join_wait(CHUNK_MESSAGES - 499, 500, true, 100), None);
+        assert_eq!(join_wait(120, DEFAULTS, false, 0), None);
+        assert_eq!(join_wait(4_000 - 499, DEFAULTS, true, 100), None);
         assert_eq!(
-            join_wait(CHUNK_MESSAGES - 500, 500, true, 100),
+            join_wait(4_000 - 500, DEFAULTS, true, 100),
             Some(WAITING_WAIT)
         );
+        // Joined chunks smaller than a consumer chunk: each consumer chunk on its own.
+        let small = Chunking {
+            batch_max: 500,
+            chunk_messages: 100,
+        };
+        assert_eq!(join_wait(500, small, true, 100), None);
     }
 }

@@ -99,6 +99,19 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
+/// How many transactions a read model ran on a rebuild's copy, over how many chunks: fewer
+/// transactions than chunks when it was behind the others and took the chunks waiting for it
+/// at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelTransactions {
+    /// The read model.
+    pub model: &'static str,
+    /// Its transactions on the copy (load and catch-up).
+    pub transactions: u64,
+    /// The chunks they applied.
+    pub chunks: u64,
+}
+
 /// What the tracker keeps of the phase in progress.
 #[derive(Debug)]
 struct Current {
@@ -127,6 +140,8 @@ pub(super) struct Tracker {
     current: Mutex<Current>,
     /// How long each phase ended so far took (a phase run again adds up).
     took: Mutex<Vec<(Phase, Duration)>>,
+    /// Each model's transactions and the chunks they applied, in the order first seen.
+    transactions: Mutex<Vec<ModelTransactions>>,
     bar: ProgressBar,
     channel: Option<watch::Sender<Progress>>,
 }
@@ -151,6 +166,7 @@ impl Tracker {
                 work: ModelWork::new(cores()),
             }),
             took: Mutex::new(Vec::new()),
+            transactions: Mutex::new(Vec::new()),
             bar: make_progress_bar(bar),
             channel,
         };
@@ -189,6 +205,35 @@ impl Tracker {
     /// How long each phase that ended took, in the order they first ran.
     pub(super) fn took(&self) -> Vec<(Phase, Duration)> {
         self.took.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Counts one of `model`'s transactions on the copy, over `chunks` chunks.
+    pub(super) fn model_transaction(&self, model: &'static str, chunks: usize) {
+        let mut all = self
+            .transactions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let index = match all.iter().position(|t| t.model == model) {
+            Some(index) => index,
+            None => {
+                all.push(ModelTransactions {
+                    model,
+                    transactions: 0,
+                    chunks: 0,
+                });
+                all.len() - 1
+            }
+        };
+        all[index].transactions += 1;
+        all[index].chunks += chunks as u64;
+    }
+
+    /// Each model's transactions so far.
+    pub(super) fn transactions(&self) -> Vec<ModelTransactions> {
+        self.transactions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The records applied so far.

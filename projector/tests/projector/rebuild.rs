@@ -1,6 +1,7 @@
 //! `projector rebuild` (issue 6): replays the log into fresh tables while the live projector
 //! and readers carry on, swaps them in, and refuses a second rebuild meanwhile.
 
+mod behind;
 mod bulk;
 mod checksums;
 mod copy_load;

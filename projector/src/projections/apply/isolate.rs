@@ -56,14 +56,15 @@ pub(crate) async fn apply_isolated(
     targets: &[(&'static dyn ReadModel, u64)],
     messages: &[Positioned],
 ) -> Result<Vec<(usize, Refusal)>, ProjectorError> {
-    apply_isolated_as(conn, targets, messages, Load::Statements).await
+    let messages: Vec<&Positioned> = messages.iter().collect();
+    apply_isolated_as(conn, targets, &messages, Load::Statements).await
 }
 
 /// [`apply_isolated`], the folds storing their rows as `load` says.
 pub(crate) async fn apply_isolated_as(
     conn: &mut PgConnection,
     targets: &[(&'static dyn ReadModel, u64)],
-    messages: &[Positioned],
+    messages: &[&Positioned],
     load: Load<'_>,
 ) -> Result<Vec<(usize, Refusal)>, ProjectorError> {
     let mut refused = Vec::new();
@@ -99,7 +100,7 @@ pub(crate) async fn apply_isolated_as(
 async fn apply_part(
     conn: &mut PgConnection,
     targets: &[(&'static dyn ReadModel, u64)],
-    messages: &[Positioned],
+    messages: &[&Positioned],
     load: Load<'_>,
 ) -> Result<Result<(), Refusal>, ProjectorError> {
     let mut savepoint = conn.begin().await?;
@@ -108,6 +109,7 @@ async fn apply_part(
     for &(model, checkpoint) in targets {
         let pending: Vec<&Positioned> = messages
             .iter()
+            .copied()
             .filter(|m| m.stream_sequence > checkpoint)
             .collect();
         if pending.is_empty() {

@@ -198,13 +198,27 @@ impl Applier<'_> {
         model: &'static dyn ReadModel,
         prepared: &Prepared<'_>,
     ) -> Result<ModelOutcome, ProjectorError> {
+        let mut outcomes = self.apply_model_to(model, &[prepared]).await?;
+        Ok(outcomes.pop().expect("one outcome per chunk"))
+    }
+
+    /// Applies `chunks` (consecutive chunks of the partition, in log order) to `model` in one
+    /// transaction of its own (see [`model::apply_model`]): a model behind the others takes
+    /// what waits for it at once. Returns each chunk's outcome, in their order. The caller
+    /// holds a slot, and has seen the models it depends on commit every one of the chunks.
+    pub(crate) async fn apply_model_to(
+        &self,
+        model: &'static dyn ReadModel,
+        chunks: &[&Prepared<'_>],
+    ) -> Result<Vec<ModelOutcome>, ProjectorError> {
         let at = model::At {
             partition: self.partition,
             committed: self.committed,
-            last_sequence: prepared.last_sequence,
+            last_sequence: chunks.iter().map(|c| c.last_sequence).max().unwrap_or(0),
             load: self.load,
         };
-        model::apply_model(self.pool, model, &prepared.decoded, at).await
+        let decoded: Vec<&Decoded<'_>> = chunks.iter().map(|c| &c.decoded).collect();
+        model::apply_model(self.pool, model, &decoded, at).await
     }
 }
 

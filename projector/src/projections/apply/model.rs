@@ -50,16 +50,18 @@ pub(super) struct At<'s> {
     pub(super) load: Load<'s>,
 }
 
-/// Applies `decoded` to `model` in its own transaction and moves its checkpoint to
-/// `at.last_sequence` (never backwards). An outage is an `Err`, and nothing of it is kept:
-/// nor of what a bulk load keeps ([`crate::projections::BulkState`]), which is forgotten.
+/// Applies `chunks` (one or more of a partition's decoded chunks, in log order) to `model` in
+/// one transaction of its own and moves its checkpoint to `at.last_sequence` (the last
+/// chunk's; never backwards); returns what it did of each chunk, in their order. An outage is
+/// an `Err`, and nothing of it is kept: nor of what a bulk load keeps
+/// ([`crate::projections::BulkState`]), which is forgotten.
 pub(super) async fn apply_model(
     pool: &PgPool,
     model: &'static dyn ReadModel,
-    decoded: &Decoded<'_>,
+    chunks: &[&Decoded<'_>],
     at: At<'_>,
-) -> Result<ModelOutcome, ProjectorError> {
-    let outcome = transaction(pool, model, decoded, at).await;
+) -> Result<Vec<ModelOutcome>, ProjectorError> {
+    let outcome = transaction(pool, model, chunks, at).await;
     if outcome.is_err()
         && let Load::Bulk(state) = at.load
     {
@@ -72,9 +74,9 @@ pub(super) async fn apply_model(
 async fn transaction(
     pool: &PgPool,
     model: &'static dyn ReadModel,
-    decoded: &Decoded<'_>,
+    chunks: &[&Decoded<'_>],
     at: At<'_>,
-) -> Result<ModelOutcome, ProjectorError> {
+) -> Result<Vec<ModelOutcome>, ProjectorError> {
     let At {
         partition,
         committed,
@@ -109,19 +111,16 @@ async fn transaction(
     }
     if checkpoint >= last_sequence {
         // Holds the whole chunk already (a redelivery): nothing to write.
-        return Ok(ModelOutcome {
-            checkpoint,
-            refused: Vec::new(),
-            busy: started.elapsed(),
-        });
+        let busy = started.elapsed();
+        return Ok(outcomes(chunks, checkpoint, Vec::new(), busy));
     }
-    let refused =
-        apply_isolated_as(&mut tx, &[(model, checkpoint)], &decoded.messages, load).await?;
+    let messages: Vec<&Positioned> = chunks.iter().flat_map(|c| &c.messages).collect();
+    let refused = apply_isolated_as(&mut tx, &[(model, checkpoint)], &messages, load).await?;
     let parked: Vec<Parked> = refused
         .iter()
         .map(|(index, refusal)| {
-            let positioned = &decoded.messages[*index];
-            let source = &decoded.chunk[decoded.sources[*index]];
+            let positioned = messages[*index];
+            let source = source_of(chunks, *index);
             tracing::warn!(
                 stream_sequence = positioned.stream_sequence,
                 subject = %source.subject,
@@ -150,12 +149,138 @@ async fn transaction(
         projection = model.name(),
         partition,
         last_sequence,
+        chunks = chunks.len(),
         elapsed_ms = busy.as_secs_f64() * 1000.0,
         "read model transaction committed"
     );
-    Ok(ModelOutcome {
-        checkpoint,
-        refused,
-        busy,
-    })
+    Ok(outcomes(chunks, checkpoint, refused, busy))
+}
+
+/// The delivery of message `index` of `chunks`' messages taken one after the other.
+fn source_of<'d>(chunks: &'d [&Decoded<'_>], mut index: usize) -> &'d Delivered {
+    for chunk in chunks {
+        if let Some(&source) = chunk.sources.get(index) {
+            return &chunk.chunk[source];
+        }
+        index -= chunk.sources.len();
+    }
+    unreachable!("a refused message is one of the chunks' messages")
+}
+
+/// Each chunk's outcome of one transaction over `chunks`: the refusals (indexed over all the
+/// chunks' messages) given to the chunk they belong to, and the transaction's time shared out
+/// by messages.
+fn outcomes(
+    chunks: &[&Decoded<'_>],
+    checkpoint: u64,
+    refused: Vec<(usize, Refusal)>,
+    busy: std::time::Duration,
+) -> Vec<ModelOutcome> {
+    let total = chunks
+        .iter()
+        .map(|c| c.messages.len())
+        .sum::<usize>()
+        .max(1);
+    let mut refused = refused.into_iter().peekable();
+    let mut offset = 0;
+    chunks
+        .iter()
+        .map(|chunk| {
+            let end = offset + chunk.messages.len();
+            let mut own = Vec::new();
+            while let Some((index, refusal)) = refused.next_if(|(index, _)| *index < end) {
+                own.push((index - offset, refusal));
+            }
+            let share = chunk.messages.len() as f64 / total as f64;
+            let outcome = ModelOutcome {
+                checkpoint,
+                refused: own,
+                busy: busy.mul_f64(if chunks.len() == 1 { 1.0 } else { share }),
+            };
+            offset = end;
+            outcome
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::projections::fake_model::Fake;
+    use chrono::Utc;
+    use shared::envelope::{LogMessage, RecordBatch};
+    use std::time::Duration;
+    use uuid::Uuid;
+
+    static MODEL: Fake = Fake("players", &[]);
+
+    /// A chunk delivered as `sequences`, of which `unreadable` were not decoded.
+    fn chunk(sequences: &[u64], unreadable: &[u64]) -> Decoded<'static> {
+        let delivered: Vec<Delivered> = sequences
+            .iter()
+            .map(|&sequence| Delivered {
+                stream_sequence: sequence,
+                subject: format!("gs.part.0.x.chat.{sequence}"),
+                payload: Vec::new().into(),
+            })
+            .collect();
+        let (mut messages, mut sources) = (Vec::new(), Vec::new());
+        for (source, &sequence) in sequences.iter().enumerate() {
+            if unreadable.contains(&sequence) {
+                continue;
+            }
+            let message = LogMessage::new(Uuid::nil(), Utc::now(), RecordBatch::Chat(Vec::new()));
+            messages.push(Positioned {
+                stream_sequence: sequence,
+                message,
+            });
+            sources.push(source);
+        }
+        Decoded {
+            chunk: Cow::Owned(delivered),
+            messages,
+            sources,
+        }
+    }
+
+    fn refusal() -> Refusal {
+        Refusal {
+            model: &MODEL,
+            error: sqlx::Error::Protocol("refused".into()),
+        }
+    }
+
+    #[test]
+    fn a_refused_message_of_chunks_applied_together_is_found_in_its_own_chunk() {
+        // Sequence 2 was not decoded: chunk A's messages are 1 and 3.
+        let (a, b) = (chunk(&[1, 2, 3], &[2]), chunk(&[4, 5], &[]));
+        let chunks = [&a, &b];
+        let sources: Vec<u64> = (0..4)
+            .map(|index| source_of(&chunks, index).stream_sequence)
+            .collect();
+        assert_eq!(sources, [1, 3, 4, 5]);
+
+        let busy = Duration::from_secs(4);
+        let refused = vec![(1, refusal()), (2, refusal()), (3, refusal())];
+        let outcomes = outcomes(&chunks, 7, refused, busy);
+        let own: Vec<Vec<usize>> = outcomes
+            .iter()
+            .map(|o| o.refused.iter().map(|(index, _)| *index).collect())
+            .collect();
+        // Each chunk's refusals by the index of its own messages.
+        assert_eq!(own, [vec![1], vec![0, 1]]);
+        assert!(outcomes.iter().all(|o| o.checkpoint == 7));
+        // The transaction's time shared by messages: two each.
+        assert_eq!(outcomes[0].busy(), Duration::from_secs(2));
+        assert_eq!(outcomes[1].busy(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn one_chunk_gets_the_whole_transaction() {
+        let a = chunk(&[1, 2], &[]);
+        let outcomes = outcomes(&[&a], 0, vec![(0, refusal())], Duration::from_secs(3));
+        assert_eq!(outcomes.len(), 1);
+        assert_eq!(outcomes[0].refused.len(), 1);
+        assert_eq!(outcomes[0].busy(), Duration::from_secs(3));
+    }
 }

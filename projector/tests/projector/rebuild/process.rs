@@ -31,6 +31,14 @@ impl RebuildProcess {
     /// Starts the projector binary's rebuild with the harness's settings (its database, log,
     /// privacy buckets and key, chunking), and nothing from the test's environment.
     pub(super) fn spawn(h: &Harness) -> anyhow::Result<RebuildProcess> {
+        RebuildProcess::spawn_with(h, &[])
+    }
+
+    /// [`RebuildProcess::spawn`], with `settings` set (or replaced) in its environment.
+    pub(super) fn spawn_with(
+        h: &Harness,
+        settings: &[(&str, &str)],
+    ) -> anyhow::Result<RebuildProcess> {
         let (config, log) = (&h.config, &h.config.common.event_log);
         let url = &h.db.url;
         let separator = if url.contains('?') { '&' } else { '?' };
@@ -70,6 +78,7 @@ impl RebuildProcess {
             )
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "info")
+            .envs(settings.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -131,6 +140,36 @@ impl RebuildProcess {
                 None => anyhow::bail!("an unknown phase {logged}: {}", self.told()),
             }
         }
+    }
+
+    /// Reads its log lines until one `found` returns something for, and returns that; fails
+    /// if it exits first or takes longer than [`DEADLINE`].
+    pub(super) async fn until<T>(
+        &mut self,
+        what: &str,
+        mut found: impl FnMut(&serde_json::Value) -> Option<T>,
+    ) -> anyhow::Result<T> {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            let line = match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => line,
+                Ok(None) => anyhow::bail!("the rebuild exited before {what}: {}", self.told()),
+                Err(_) => anyhow::bail!("no {what} within {DEADLINE:?}: {}", self.told()),
+            };
+            self.seen.push(line.clone());
+            if let Ok(json) = serde_json::from_str::<serde_json::Value>(&line)
+                && let Some(value) = found(&json)
+            {
+                return Ok(value);
+            }
+        }
+    }
+
+    /// Waits for it to exit, successfully.
+    pub(super) fn finished(mut self) -> anyhow::Result<()> {
+        let status = self.child.wait()?;
+        anyhow::ensure!(status.success(), "the rebuild failed: {}", self.told());
+        Ok(())
     }
 
     /// What it wrote, for a failure message.
