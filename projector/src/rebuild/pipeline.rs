@@ -146,7 +146,16 @@ where
         |model, in_flight: Vec<Arc<InFlight<'_>>>| async move {
             let chunks: Vec<&Prepared<'_>> = in_flight.iter().map(|c| &c.prepared).collect();
             let outcomes = applier.apply_model_to(model, &chunks).await?;
-            replay.tracker.model_transaction(model.name(), chunks.len());
+            // One transaction, however many chunks: its bytes and its whole time, for the ETA.
+            let bytes = in_flight.iter().map(|c| c.received.bytes).sum();
+            let busy = outcomes.iter().map(ModelOutcome::busy).sum();
+            let index = models.iter().position(|m| m.name() == model.name());
+            replay.tracker.model_committed(
+                (index.unwrap_or(0), models.len()),
+                model.name(),
+                (chunks.len(), bytes),
+                busy,
+            );
             Ok(outcomes)
         },
         |model, in_flight, outcome| finish_model(replay, partition, in_flight, model, outcome),
@@ -163,11 +172,6 @@ fn finish_model(
     model: usize,
     outcome: ModelOutcome,
 ) {
-    replay.tracker.model_committed(
-        (model, replay.models.len()),
-        in_flight.received.bytes,
-        outcome.busy(),
-    );
     let mut outcomes = in_flight
         .outcomes
         .lock()

@@ -207,8 +207,7 @@ impl Tracker {
         self.took.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
-    /// Counts one of `model`'s transactions on the copy, over `chunks` chunks.
-    pub(super) fn model_transaction(&self, model: &'static str, chunks: usize) {
+    fn count_transaction(&self, model: &'static str, chunks: usize) {
         let mut all = self
             .transactions
             .lock()
@@ -252,9 +251,17 @@ impl Tracker {
         current.rate.landed(self.started.elapsed(), total);
     }
 
-    /// Counts one read model's transaction over a chunk of `bytes` of the log that took
-    /// `busy` (`model`: its index and the number of models), for the ETA ([`ModelWork`]).
-    pub(super) fn model_committed(&self, model: (usize, usize), bytes: u64, busy: Duration) {
+    /// Counts one read model's transaction (`model`: its index and the number of models, and
+    /// its name) over `chunks` chunks of `bytes` of the log in all, that took `busy`: for the
+    /// ETA ([`ModelWork`]) and the report ([`ModelTransactions`]).
+    pub(super) fn model_committed(
+        &self,
+        model: (usize, usize),
+        name: &'static str,
+        (chunks, bytes): (usize, u64),
+        busy: Duration,
+    ) {
+        self.count_transaction(name, chunks);
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         let phase_bytes = self
             .bytes_total

@@ -287,7 +287,7 @@ fn add(b: &mut Bench, records: u64, messages: u64, rebuilt: &Rebuilt, raw: &raw_
              phases: {}; load phase {load}; swap {:.1} ms; load ETA judged on {} sample(s) \
              between 10% and 90% of the load's bytes and before its last tenth of time ({} \
              progress values seen; the worst {}; worst error up to the load's end {}): {}; \
-             CPU: {cpu}",
+             transactions over chunks, per model: {}; CPU: {cpu}",
             settled.as_secs_f64(),
             timeline.describe(),
             report.swap.as_secs_f64() * 1000.0,
@@ -305,7 +305,13 @@ fn add(b: &mut Bench, records: u64, messages: u64, rebuilt: &Rebuilt, raw: &raw_
             timeline
                 .eta_worst_error_to_the_end
                 .map_or("-".to_owned(), |e| format!("{:.0}%", e * 100.0)),
-            timeline.describe_eta()
+            timeline.describe_eta(),
+            report
+                .transactions
+                .iter()
+                .map(|t| format!("{} {}/{}", t.model, t.transactions, t.chunks))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     );
     b.note(
