@@ -46,6 +46,24 @@ async fn stored(stack: &TestStack) -> (i64, i64) {
     (notes, audited)
 }
 
+/// A network named `name` that has seen the player, and a moderator of it, signed in.
+async fn with_a_moderator(name: &str) -> (Network, Member) {
+    let net = Network::start(name).await;
+    net.post(
+        "/api/plugin/sessions",
+        json!({"server_id": SERVER, "player_uuid": PLAYER, "player_name": "Griefer",
+               "event": "join", "at": ago(now(), 60)}),
+    )
+    .await;
+    net.stack.projected().await.expect("projected");
+    net.stack
+        .create_member(&net.account.id, "mod@notes.test", "Mo", "moderator")
+        .await
+        .expect("a member");
+    let moderator = Member::sign_in(&net.stack.base, "mod@notes.test").await;
+    (net, moderator)
+}
+
 /// Waits until query-api's connection to NATS is known to be down (its readiness says so).
 async fn query_api_sees_nats_down(stack: &TestStack) {
     let down = pipeline_tests::eventually(pipeline_tests::WAIT, || async {
@@ -292,19 +310,7 @@ async fn a_moderators_note_is_logged_projected_served_and_survives_a_rebuild() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_event_log_down_a_note_is_refused_and_nothing_is_written() {
-    let mut net = Network::start("Notes Outage").await;
-    net.post(
-        "/api/plugin/sessions",
-        json!({"server_id": SERVER, "player_uuid": PLAYER, "player_name": "Griefer",
-               "event": "join", "at": ago(now(), 60)}),
-    )
-    .await;
-    net.stack.projected().await.expect("projected");
-    net.stack
-        .create_member(&net.account.id, "mod@outage.test", "Mo", "moderator")
-        .await
-        .expect("a member");
-    let moderator = Member::sign_in(&net.stack.base, "mod@outage.test").await;
+    let (mut net, moderator) = with_a_moderator("Notes Outage").await;
 
     net.stack.nats.kill();
     // Once query-api knows (before, a publish may be buffered by its client and delivered on
@@ -347,19 +353,7 @@ async fn with_the_event_log_down_a_note_is_refused_and_nothing_is_written() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_note_the_log_did_not_confirm_is_stored_once_when_its_form_is_sent_again() {
-    let net = Network::start("Notes Frozen Log").await;
-    net.post(
-        "/api/plugin/sessions",
-        json!({"server_id": SERVER, "player_uuid": PLAYER, "player_name": "Griefer",
-               "event": "join", "at": ago(now(), 60)}),
-    )
-    .await;
-    net.stack.projected().await.expect("projected");
-    net.stack
-        .create_member(&net.account.id, "mod@frozen.test", "Mo", "moderator")
-        .await
-        .expect("a member");
-    let moderator = Member::sign_in(&net.stack.base, "mod@frozen.test").await;
+    let (net, moderator) = with_a_moderator("Notes Frozen Log").await;
     // A first note, so query-api holds the player's key (sealing needs no NATS below).
     let (status, _, body) = moderator
         .post_form(&notes_path(), &[("text", "before the freeze")], None)
