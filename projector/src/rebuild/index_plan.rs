@@ -89,6 +89,20 @@ impl Plan {
         self.reach = self.reach();
     }
 
+    /// The tables none of whose jobs has started.
+    pub(super) fn unstarted(&self) -> Vec<&'static str> {
+        let mut tables: Vec<&'static str> = self.jobs.iter().map(|j| j.table).collect();
+        tables.sort_unstable();
+        tables.dedup();
+        tables.retain(|table| {
+            self.jobs
+                .iter()
+                .zip(&self.states)
+                .all(|(job, state)| job.table != *table || *state == State::Waiting)
+        });
+        tables
+    }
+
     /// The weight of the jobs not done yet (running or waiting).
     pub(super) fn left(&self) -> f64 {
         self.jobs
@@ -227,6 +241,20 @@ mod tests {
         assert_eq!(take_among(&mut plan, chat), "Index chat 16");
         // Every table open: the longest chain of the others first.
         assert_eq!(take(&mut plan), "Logged events 12");
+    }
+
+    #[test]
+    fn the_tables_no_statement_started_on_are_unstarted() {
+        let mut plan = plan();
+        let all = plan.unstarted();
+        assert!(all.contains(&"chat") && all.contains(&"events"), "{all:?}");
+        assert_eq!(take(&mut plan), "Logged chat 10");
+        let left = plan.unstarted();
+        assert!(
+            !left.contains(&"chat") && left.contains(&"events"),
+            "{left:?}"
+        );
+        assert_eq!(left.len(), all.len() - 1, "{left:?}");
     }
 
     #[test]

@@ -93,7 +93,16 @@ pub(super) async fn build(
         },
         async {
             load.ended.cancelled().await;
-            let sizes = sizes(pool, copy, &copy.tables).await?;
+            // Only the tables no statement has started on: a running (or queued) `SET LOGGED`
+            // holds its table's lock, which reading the table's size waits for (a statement
+            // beside the load waiting on another transaction's lock would hold every table's
+            // index build back).
+            let unstarted = work
+                .plan
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .unstarted();
+            let sizes = sizes(pool, copy, &unstarted).await?;
             let left = {
                 let mut plan = work.plan.lock().unwrap_or_else(PoisonError::into_inner);
                 plan.reweigh(|table| size_of(&sizes, table));
@@ -146,15 +155,28 @@ async fn sizes(
     copy: &TableCopy,
     tables: &[&str],
 ) -> Result<Vec<(String, i64)>, sqlx::Error> {
-    sqlx::query_as(
+    let mut tx = pool.begin().await?;
+    // Reading a table's size takes a share of its lock: a statement of the index build that
+    // started on it in the meantime would hold the read back. The weights then stay.
+    sqlx::query("SET LOCAL lock_timeout = '100ms'")
+        .execute(&mut *tx)
+        .await?;
+    let sized = sqlx::query_as(
         "SELECT c.relname::text, pg_table_size(c.oid)
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = $1 AND c.relname = ANY($2)",
     )
     .bind(&copy.schema)
     .bind(tables)
-    .fetch_all(pool)
-    .await
+    .fetch_all(&mut *tx)
+    .await;
+    match sized {
+        Err(sqlx::Error::Database(error)) if error.code().as_deref() == Some("55P03") => {
+            tracing::debug!(%error, "rebuild: table sizes not read, the weights stay");
+            Ok(Vec::new())
+        }
+        sized => sized,
+    }
 }
 
 /// What a table weighs besides its bytes, so an empty one weighs something: a page.

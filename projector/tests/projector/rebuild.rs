@@ -5,6 +5,7 @@ mod behind;
 mod bulk;
 mod checksums;
 mod copy_load;
+mod early_index;
 mod kill;
 mod partitions;
 mod players_kept;
