@@ -5,8 +5,8 @@
 //! index build with it.
 
 use super::live_caught_up;
-use super::process::{Holder, RebuildProcess};
-use crate::harness::{Harness, eventually};
+use super::process::{Holder, RebuildProcess, only_chat_unlogged};
+use crate::harness::Harness;
 use crate::workload::{Workload, contents};
 
 #[tokio::test]
@@ -35,19 +35,7 @@ async fn a_table_held_during_the_early_index_build_holds_back_no_other() -> anyh
     chat.blocks(&h, "%chat_messages%SET LOGGED%").await?;
     players.release().await?;
     child.phase("index_build").await?;
-    eventually("the copy's other tables to be logged", || async {
-        let unlogged: Vec<String> = sqlx::query_scalar(
-            "SELECT c.relname::text FROM pg_class c
-             JOIN pg_namespace n ON n.oid = c.relnamespace
-             WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relpersistence = 'u'
-               AND c.relname <> 'projection_checkpoints'",
-        )
-        .bind(&schema)
-        .fetch_all(h.pool())
-        .await?;
-        Ok((unlogged == ["chat_messages"]).then_some(()))
-    })
-    .await?;
+    only_chat_unlogged(&h, &schema).await?;
     chat.release().await?;
     child
         .until("the rebuild to finish", |line| {

@@ -6,7 +6,7 @@
 //! lock that phase must wait on, and the process is killed once PostgreSQL shows one of its
 //! statements waiting on it.
 
-use super::process::{Holder, RebuildProcess, connections_gone};
+use super::process::{Holder, RebuildProcess, connections_gone, only_chat_unlogged};
 use super::{fold_again, live_caught_up};
 use crate::harness::{Harness, eventually, table_checksum};
 use crate::workload::{Workload, assert_same_read_models, every_checkpoint_at};
@@ -218,19 +218,7 @@ async fn into_phase(
     child.phase("index_build").await?;
     chat.blocks(h, "%chat_messages%").await?;
     // The phase's other statements carry on: every other table of the copy is made logged.
-    eventually("the copy's other tables to be logged", || async {
-        let unlogged: Vec<String> = sqlx::query_scalar(
-            "SELECT c.relname::text FROM pg_class c
-             JOIN pg_namespace n ON n.oid = c.relnamespace
-             WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relpersistence = 'u'
-               AND c.relname <> 'projection_checkpoints'",
-        )
-        .bind(&schema)
-        .fetch_all(h.pool())
-        .await?;
-        Ok((unlogged == ["chat_messages"]).then_some(()))
-    })
-    .await?;
+    only_chat_unlogged(h, &schema).await?;
     if let Kill::IndexBuild = kill {
         // A table's indexes are built as soon as it is logged: a second transaction of the
         // test asks for chat_messages behind the wait to make it logged, so it holds the

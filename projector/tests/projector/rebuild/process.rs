@@ -286,6 +286,24 @@ impl Holder {
     }
 }
 
+/// Waits until every table of the copy in `schema` but `chat_messages` (and the checkpoints,
+/// logged last) has been made logged by the index build.
+pub(super) async fn only_chat_unlogged(h: &Harness, schema: &str) -> anyhow::Result<()> {
+    eventually("the copy's other tables to be logged", || async {
+        let unlogged: Vec<String> = sqlx::query_scalar(
+            "SELECT c.relname::text FROM pg_class c
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relpersistence = 'u'
+               AND c.relname <> 'projection_checkpoints'",
+        )
+        .bind(schema)
+        .fetch_all(h.pool())
+        .await?;
+        Ok((unlogged == ["chat_messages"]).then_some(()))
+    })
+    .await
+}
+
 /// Waits until the killed rebuild's connections have ended: a backend notices its client is
 /// gone only once the statement it runs (or waits to run) ends.
 pub(super) async fn connections_gone(h: &Harness) -> anyhow::Result<()> {
