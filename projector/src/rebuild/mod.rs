@@ -42,6 +42,7 @@
 
 mod copy;
 mod deferred;
+mod index_jobs;
 mod index_plan;
 mod indexes;
 mod loaded;
