@@ -18,7 +18,8 @@ use super::players;
 /// Valid while every bulk apply that changed it is committed: a caller that rolls back a
 /// bulk apply that succeeded (a savepoint of several models, one of which was refused) calls
 /// [`forget`](BulkState::forget) first, or drops the state (a rebuild that fails throws its
-/// copy away with it). A fold's apply that fails keeps nothing of it.
+/// copy away with it). A fold's apply that fails puts back what it took out, as it was (the
+/// statements' rollback left those rows as they were stored).
 #[derive(Debug, Default)]
 pub struct BulkState {
     pub(crate) players: players::Kept,

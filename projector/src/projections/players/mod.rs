@@ -5,7 +5,8 @@
 //! Per chunk: one SELECT loads the rows of every player the chunk names, the records are
 //! folded into them in memory in log order ([`fold`]), and one UNNEST upsert per
 //! [`ROWS_PER_STATEMENT`] writes back only the rows that changed. A rebuild's bulk load keeps
-//! the rows between its chunks and reads back only the players it does not keep ([`kept`]).
+//! the rows between its chunks and reads back only the players it does not keep, and none
+//! of those new to the log while it keeps every row it stored ([`kept`]).
 //!
 //! Replay-safe: `first_seen`/`last_seen` are min/max; the name, the rank and the link each
 //! change only for a record newer than the one that last set them, where "newer" is (record
@@ -65,7 +66,8 @@ pub(crate) async fn apply_bulk(
 }
 
 /// [`apply`], taking the rows `kept` keeps (if any) instead of reading them back, and keeping
-/// the rows it stored once its statements succeeded.
+/// the rows it stored once its statements succeeded (or putting back those it took, as they
+/// were, when they failed).
 async fn apply_keeping(
     conn: &mut PgConnection,
     messages: &[&Positioned],
@@ -88,24 +90,46 @@ async fn apply_keeping(
         Some(kept) => kept.take(keys),
         None => (BTreeMap::new(), keys),
     };
+    let stored_now = store(conn, &sightings, &missing, &mut stored).await;
+    let Some(kept) = kept else {
+        return stored_now.map(|(written, _)| written);
+    };
+    match stored_now {
+        Ok((written, changed)) => {
+            kept.put_back(stored, changed, &erased);
+            Ok(written)
+        }
+        Err(error) => {
+            kept.restore(stored);
+            Err(error)
+        }
+    }
+}
+
+/// Reads back the rows of the `missing` players into `stored` (the rows of the others), folds
+/// `sightings` into them and writes what changed; returns the rows written and the changed
+/// rows.
+async fn store(
+    conn: &mut PgConnection,
+    sightings: &[Sighting<'_>],
+    missing: &[PlayerKey],
+    stored: &mut BTreeMap<PlayerKey, PlayerRow>,
+) -> Result<(u64, Vec<PlayerRow>), sqlx::Error> {
     for batch in missing.chunks(ROWS_PER_STATEMENT) {
         for row in load(conn, batch).await? {
             stored.insert((row.account_id, row.uuid), row);
         }
     }
-    let changed = fold(&stored, &sightings);
+    let changed = fold(stored, sightings);
     let mut written = 0;
     for batch in changed.chunks(ROWS_PER_STATEMENT) {
         written += upsert(conn, batch).await?;
     }
-    let spans: Vec<_> = names::spans(&sightings).into_iter().collect();
+    let spans: Vec<_> = names::spans(sightings).into_iter().collect();
     for batch in spans.chunks(ROWS_PER_STATEMENT) {
         written += names::upsert(conn, batch).await?;
     }
-    if let Some(kept) = kept {
-        kept.put_back(stored, changed, &erased);
-    }
-    Ok(written)
+    Ok((written, changed))
 }
 
 /// The players `messages` erase: the erasure model scrubs their rows after this model's

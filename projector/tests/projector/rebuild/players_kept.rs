@@ -2,7 +2,10 @@
 //! them back, and ends with exactly the rows its statements store chunk after chunk: with
 //! names, ranks and links changing across chunks at times finer than PostgreSQL keeps, an
 //! erasure between two chunks (the erased player seen again, their name read as erased, first
-//! before the erasure model has scrubbed their row), and a chunk PostgreSQL refuses.
+//! before the erasure model has scrubbed their row), a player new to the log in a later chunk
+//! (stored without reading back), a chunk PostgreSQL refuses (its players put back as they
+//! were), and a chunk applied in bulk and then rolled back by its caller (everything kept
+//! forgotten: every player is read back from then on).
 
 use super::copy_load::{apply, database};
 use crate::harness::logged;
@@ -24,9 +27,10 @@ fn join(player: Uuid, name: &str, at: &str) -> RecordBatch {
     ))])
 }
 
-/// The log, chunk by chunk (the fourth is refused: a NUL in a name), of two players.
-fn chunks(account: Uuid, players: [Uuid; 2]) -> Vec<Vec<Positioned>> {
-    let [alex, bo] = players;
+/// The log, chunk by chunk (the fourth is refused: a NUL in a name; the sixth is rolled back),
+/// of three players.
+fn chunks(account: Uuid, players: [Uuid; 3]) -> Vec<Vec<Positioned>> {
+    let [alex, bo, cy] = players;
     let received = Utc
         .with_ymd_and_hms(2026, 11, 1, 12, 0, 0)
         .single()
@@ -49,8 +53,12 @@ fn chunks(account: Uuid, players: [Uuid; 2]) -> Vec<Vec<Positioned>> {
                 r#"{{"player_uuid":"{bo}","erased_at":"2026-11-01T11:00:00Z","by":"admin"}}"#
             ))]),
         ],
-        // Applied before the erasure model scrubs the chunk before (it runs behind).
-        vec![join(bo, "", "2026-11-01T11:10:00Z")],
+        // Applied before the erasure model scrubs the chunk before (it runs behind); a
+        // player new to the log.
+        vec![
+            join(bo, "", "2026-11-01T11:10:00Z"),
+            join(cy, "Cy", "2026-11-01T11:10:01Z"),
+        ],
         vec![join(alex, "Ale\\u0000x", "2026-11-01T11:30:00Z")],
         vec![
             // The erased player seen again: their sealed name reads as erased.
@@ -60,6 +68,21 @@ fn chunks(account: Uuid, players: [Uuid; 2]) -> Vec<Vec<Positioned>> {
                     "action":"link","at":"2026-11-01T12:00:01Z"}}"#
             ))]),
             join(alex, "Alexa", "2026-11-01T12:00:02Z"),
+        ],
+        // Rolled back after it applied: nothing of it is stored.
+        vec![
+            join(alex, "Xander", "2026-11-01T12:30:00Z"),
+            join(cy, "Cyrus", "2026-11-01T12:30:01Z"),
+        ],
+        // Read back whole: the rank before the change and the names as stored, not as if
+        // the player were new.
+        vec![
+            join(alex, "Al", "2026-11-01T13:00:00Z"),
+            join(cy, "Cy", "2026-11-01T13:00:01Z"),
+            RecordBatch::RankChange(vec![logged::<RankChange>(&format!(
+                r#"{{"player_uuid":"{alex}","action":"set","group":"mvp",
+                    "changed_at":"2026-11-01T13:00:02Z"}}"#
+            ))]),
         ],
     ];
     let mut sequence = 0;
@@ -84,12 +107,12 @@ fn chunks(account: Uuid, players: [Uuid; 2]) -> Vec<Vec<Positioned>> {
 async fn players_kept_between_chunks_end_as_their_statements_store_them() -> anyhow::Result<()> {
     let (by_statements, in_bulk) = (database().await?, database().await?);
     let account = Uuid::now_v7();
-    let players = [Uuid::now_v7(), Uuid::now_v7()];
+    let players = [Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7()];
     let state = BulkState::default();
     let chunks = chunks(account, players);
     // The erasure model applies a chunk after the players model, which may run ahead: the
     // third chunk's players before the second's erasure is scrubbed.
-    let steps: [(usize, &'static dyn ReadModel); 10] = [
+    let steps: [(usize, &'static dyn ReadModel); 13] = [
         (0, &Players),
         (0, &Erasure),
         (1, &Players),
@@ -100,10 +123,18 @@ async fn players_kept_between_chunks_end_as_their_statements_store_them() -> any
         (3, &Erasure),
         (4, &Players),
         (4, &Erasure),
+        (5, &Players),
+        (6, &Players),
+        (6, &Erasure),
     ];
     let mut kept = Vec::new();
     for (index, model) in steps {
         let chunk = &chunks[index];
+        if index == 5 {
+            rolled_back(&in_bulk.pool, chunk, &state).await?;
+            kept.push(state.rows());
+            continue;
+        }
         let expected = apply(&by_statements.pool, model, chunk, None).await?;
         let actual = apply(&in_bulk.pool, model, chunk, Some(&state)).await?;
         assert_eq!(actual, expected, "chunk {index}, {model:?}");
@@ -121,9 +152,9 @@ async fn players_kept_between_chunks_end_as_their_statements_store_them() -> any
         );
         assert_eq!(expected, actual, "after chunk {index}, {model:?}");
     }
-    // Both players after the first chunk; the erased one forgotten, and never kept again;
-    // the refused chunk's taken out and not put back.
-    assert_eq!(kept, [2, 1, 1, 0, 1]);
+    // Both players after the first chunk; the erased one forgotten, and never kept again; the
+    // new one kept; the refused chunk's put back; all forgotten after the rollback.
+    assert_eq!(kept, [2, 1, 2, 2, 2, 0, 2]);
     let stored: (Option<String>, Vec<String>, Option<DateTime<Utc>>) = sqlx::query_as(
         "SELECT username, names, linked_at FROM players WHERE account_id = $1 AND uuid = $2",
     )
@@ -131,8 +162,8 @@ async fn players_kept_between_chunks_end_as_their_statements_store_them() -> any
     .bind(players[0])
     .fetch_one(&in_bulk.pool)
     .await?;
-    assert_eq!(stored.0.as_deref(), Some("Alexa"));
-    assert_eq!(stored.1, ["Alex", "Alexa"]);
+    assert_eq!(stored.0.as_deref(), Some("Al"));
+    assert_eq!(stored.1, ["Al", "Alex", "Alexa"]);
     assert!(stored.2.is_some(), "the link was stored");
     let erased: (Option<String>, Vec<String>) =
         sqlx::query_as("SELECT username, names FROM players WHERE account_id = $1 AND uuid = $2")
@@ -141,5 +172,21 @@ async fn players_kept_between_chunks_end_as_their_statements_store_them() -> any
             .fetch_one(&in_bulk.pool)
             .await?;
     assert_eq!(erased, (None, Vec::new()), "the erased name came back");
+    Ok(())
+}
+
+/// Applies `messages` to the players fold in bulk, then rolls its transaction back, as a
+/// caller does when another model of the same savepoint was refused, and forgets what the
+/// state kept ([`BulkState`]'s rule).
+async fn rolled_back(
+    pool: &sqlx::PgPool,
+    messages: &[Positioned],
+    state: &BulkState,
+) -> anyhow::Result<()> {
+    let mut tx = pool.begin().await?;
+    let messages: Vec<&Positioned> = messages.iter().collect();
+    Players.apply_bulk(&mut tx, &messages, state).await?;
+    tx.rollback().await?;
+    state.forget();
     Ok(())
 }
