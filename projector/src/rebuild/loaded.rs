@@ -41,6 +41,8 @@ pub(super) async fn tables(
         .collect();
     Ok(loaded(models, &copied, &targets, |p| replay.position(p))
         .into_iter()
+        // Its checkpoints are there, not all its rows yet.
+        .filter(|model| !replay.defers(model.name()))
         .flat_map(|model| model.tables())
         .copied()
         .collect())

@@ -16,9 +16,12 @@
 //!    what was erased, or left retention, replays as erased. The copy loads in bulk mode: unlogged,
 //!    without the indexes no fold reads through, on connections that commit asynchronously
 //!    ([`copy`]), and the folds that have one store their append-only rows with a binary `COPY`
-//!    ([`ReadModel::apply_bulk`]).
-//! 3. Index build: the copy's tables are made logged, its other indexes are built under the
-//!    live names, and statistics gathered ([`indexes`]). It starts during the load, one statement
+//!    ([`ReadModel::apply_bulk`]). The players fold keeps its rows in memory between chunks and
+//!    leaves most of its writes (rows and name spans) for the load's end
+//!    ([`projections::BulkState`]): until then its tables are not counted as loaded.
+//! 3. Index build: first the rows the load left to write are written (one transaction,
+//!    [`Replay::write_kept`](replay::Replay::write_kept)); the copy's tables are made logged,
+//!    its other indexes are built under the live names, and statistics gathered ([`indexes`]). It starts during the load, one statement
 //!    at a time, with the tables of the models that have loaded everything ([`loaded`]), and
 //!    goes on with every table, two statements at a time, once every partition of the copy has
 //!    reached the live checkpoints and the replay has paused (the index build phase).
@@ -245,6 +248,8 @@ async fn replay_and_swap(
         async {
             fill(&replay, &mut partitions, &stream, pool, &names, shutdown).await?;
             tracker.enter(Phase::IndexBuild);
+            // Before any statement of the index build on the tables missing those rows.
+            replay.write_kept().await?;
             load_ended.cancel();
             anyhow::Ok(())
         },

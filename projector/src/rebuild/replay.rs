@@ -44,7 +44,7 @@ pub(super) struct Replay<'a> {
     /// Counts what is applied, and tells it.
     pub(super) tracker: &'a Tracker,
     /// What the folds keep from one chunk to the next rather than read it back from the copy
-    /// (only this rebuild writes it).
+    /// (only this rebuild writes it), and during the load what they write at its end.
     kept: projections::BulkState,
 }
 
@@ -62,7 +62,9 @@ pub(super) fn pool_size(apply_concurrency: usize, partitions: Partition) -> u32 
 }
 
 impl<'a> Replay<'a> {
-    /// A replay of `models` into the copy `pool` from a log of `subjects.partitions()`.
+    /// A replay of `models` into the copy `pool` from a log of `subjects.partitions()`; the
+    /// folds that can leave their writes for the end of the load do so
+    /// ([`projections::BulkState::defer_writes`]) until [`write_kept`](Replay::write_kept).
     pub(super) fn new(
         pool: &'a PgPool,
         keyring: &'a Keyring,
@@ -87,8 +89,35 @@ impl<'a> Replay<'a> {
                 .map(|_| AtomicBool::new(true))
                 .collect(),
             tracker,
-            kept: projections::BulkState::default(),
+            kept: {
+                let kept = projections::BulkState::default();
+                kept.defer_writes();
+                kept
+            },
         }
+    }
+
+    /// Whether `model`'s tables in the copy miss rows its fold keeps to write at the load's
+    /// end: not loaded yet, whatever its checkpoints say.
+    pub(super) fn defers(&self, model: &str) -> bool {
+        self.kept.defers(model)
+    }
+
+    /// Writes, in one transaction, what the folds kept to write at the load's end (called
+    /// once the load has paused: no chunk applies meanwhile); they write at once from then on.
+    pub(super) async fn write_kept(&self) -> anyhow::Result<()> {
+        let started = std::time::Instant::now();
+        let mut tx = self.pool.begin().await?;
+        let (rows, spans) = self.kept.write_kept(&mut tx).await?;
+        tx.commit().await?;
+        self.kept.kept_written();
+        tracing::info!(
+            players = rows,
+            name_spans = spans,
+            ms = started.elapsed().as_millis() as u64,
+            "rebuild: wrote the rows the load kept to write at its end"
+        );
+        Ok(())
     }
 
     /// Where the copy of `partition` stands.

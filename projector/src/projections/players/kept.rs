@@ -1,11 +1,12 @@
-//! The players rows a rebuild's bulk load keeps between its chunks ([`Kept`]), so that a chunk
-//! reads back from the copy only the players it has not kept.
+//! The players rows a rebuild's bulk load keeps between its chunks ([`KeptRows`]), so that a
+//! chunk reads back from the copy only the players it has not kept, and, during the load,
+//! writes most of them once, at its end, rather than at every chunk ([`super::bulk`]).
 //!
-//! A kept row is the row as stored: every time in it as PostgreSQL keeps it (microseconds,
-//! [`as_stored`]), so the fold compares it and folds into it exactly as into the row read
-//! back. A chunk takes its players' rows out while it applies and puts them back only once
-//! its statements succeeded: a chunk PostgreSQL refuses keeps nothing of it, and its players
-//! are read back at the next attempt.
+//! A kept row is the row as stored (or as it will be): every time in it as PostgreSQL keeps it
+//! (microseconds, [`as_stored`]), so the fold compares it and folds into it exactly as into the
+//! row read back. A chunk takes its players' rows out while it applies, puts them back once its
+//! statements succeeded, and puts back those it took as they were when they failed (the
+//! statements' rollback left the copy as it was).
 //!
 //! An erasure in a chunk scrubs the player's row in the erasure model's own transaction,
 //! after this one, and the players fold may apply the next chunks before the scrub commits (it
@@ -14,10 +15,15 @@
 //!
 //! The copy starts empty and only the rebuild writes it, so while every row stored there is
 //! kept, a player neither kept nor erased has no row to read back: the chunk's `SELECT` skips
-//! such players (new to the log; on the benchmark's backlog about 7,700 of a chunk's 100,000
-//! players, 1.4-1.6 s of the players fold's second transaction, the load's slowest). That
-//! holds until a row is stored and not kept (past [`MAX_PLAYERS`]) or the kept rows are
-//! [forgotten](Kept::forget); from then on every player not kept is read back, as before.
+//! such players (new to the log). That holds until a row is stored and not kept (past
+//! [`MAX_PLAYERS`]) or the kept rows are [forgotten](KeptRows::forget); from then on every
+//! player not kept is read back, as before.
+//!
+//! While the load [defers](KeptRows::defer) its writes, a kept row may be *unwritten*: the copy
+//! does not store it yet (or stores an older version), and [`super::bulk::write_kept`] writes
+//! it before anything else reads the copy's `players` table. Unwritten rows are kept even past
+//! [`MAX_PLAYERS`] (the bound then stops a chunk from leaving more unwritten), and forgetting
+//! one loses it for good ([`KeptRows::unwritten`] then refuses).
 
 use super::{PlayerKey, PlayerRow};
 use chrono::{DateTime, TimeDelta, Utc};
@@ -25,99 +31,216 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 /// Players kept at most: about 0.5 KB each, so about 125 MB. Past it, a chunk reads back
-/// the players it cannot keep, as without [`Kept`] (slower, never different).
+/// the players it cannot keep, as without [`KeptRows`] (slower, never different), and writes
+/// its rows at once.
 pub(crate) const MAX_PLAYERS: usize = 250_000;
 
-/// The players rows a rebuild wrote and committed to its copy, by player.
+/// The players rows a rebuild wrote and committed to its copy (or keeps to write at the
+/// load's end), by player.
 #[derive(Debug, Default)]
-pub(crate) struct Kept {
+pub(crate) struct KeptRows {
     rows: Mutex<Rows>,
+}
+
+/// A kept row, and whether the copy stores it yet.
+#[derive(Debug)]
+struct Entry {
+    row: PlayerRow,
+    unwritten: bool,
 }
 
 #[derive(Debug, Default)]
 struct Rows {
-    kept: HashMap<PlayerKey, PlayerRow>,
+    kept: HashMap<PlayerKey, Entry>,
     /// Players erased so far: never kept again.
     erased: HashSet<PlayerKey>,
     /// A row stored in the copy may not be kept: every player not kept is read back.
     partial: bool,
+    /// Chunks may leave their rows unwritten (the load).
+    deferring: bool,
+    /// Unwritten rows were forgotten: the copy misses them.
+    lost: bool,
 }
 
-impl Kept {
+/// What a chunk took out of [`KeptRows`] for its players.
+#[derive(Debug, Default)]
+pub(super) struct Taken {
+    /// Their rows: the kept ones, then those read back.
+    pub(super) rows: BTreeMap<PlayerKey, PlayerRow>,
+    /// Those the copy does not store yet.
+    pub(super) unwritten: HashSet<PlayerKey>,
+    /// Those erased by an earlier chunk: their rows are written at once, never kept.
+    pub(super) erased: HashSet<PlayerKey>,
+    /// Whether the chunk may leave its rows unwritten: the load defers its writes, and there
+    /// is room to keep them.
+    pub(super) defer: bool,
+}
+
+/// Unwritten rows were forgotten (a transaction that left them so was rolled back): the copy
+/// misses them, and the rebuild must start again.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "rows the rebuild kept in memory to write at the load's end were lost (a transaction \
+     that kept them was rolled back); the copy is incomplete and the rebuild must start again"
+)]
+pub(crate) struct Lost;
+
+impl KeptRows {
+    /// From now on a chunk may leave its rows unwritten, until [`written`](KeptRows::written).
+    pub(crate) fn defer(&self) {
+        self.lock().deferring = true;
+    }
+
+    /// Whether chunks may leave their rows unwritten.
+    pub(crate) fn deferring(&self) -> bool {
+        self.lock().deferring
+    }
+
     /// Takes out the kept rows of `keys`; returns them and the keys whose row the copy may
     /// store without it being kept (to read back): none of those it knows have no row.
     pub(super) fn take(
         &self,
-        keys: Vec<PlayerKey>,
-    ) -> (BTreeMap<PlayerKey, PlayerRow>, Vec<PlayerKey>) {
-        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut found = BTreeMap::new();
+        keys: impl IntoIterator<Item = PlayerKey>,
+    ) -> (Taken, Vec<PlayerKey>) {
+        let mut rows = self.lock();
+        let mut taken = Taken {
+            defer: rows.deferring && rows.kept.len() < MAX_PLAYERS,
+            ..Taken::default()
+        };
         let mut missing = Vec::new();
         for key in keys {
+            if rows.erased.contains(&key) {
+                taken.erased.insert(key);
+            }
             match rows.kept.remove(&key) {
-                Some(row) => {
-                    found.insert(key, row);
+                Some(Entry { row, unwritten }) => {
+                    if unwritten {
+                        taken.unwritten.insert(key);
+                    }
+                    taken.rows.insert(key, row);
                 }
                 None if rows.partial || rows.erased.contains(&key) => missing.push(key),
                 // Never stored: nothing to read back.
                 None => {}
             }
         }
-        (found, missing)
+        (taken, missing)
     }
 
-    /// Puts back as they were the rows [`take`](Kept::take) took out (with those read back)
-    /// for a chunk whose statements failed: PostgreSQL rolled back whatever they wrote, so the
-    /// copy still stores these rows.
-    pub(super) fn restore(&self, stored: BTreeMap<PlayerKey, PlayerRow>) {
-        self.put_back(stored, Vec::new(), &HashSet::new());
+    /// Puts back as they were the rows [`take`](KeptRows::take) took out (with those read
+    /// back) for a chunk whose statements failed: PostgreSQL rolled back whatever they wrote,
+    /// so the copy still stores (or still misses) these rows.
+    pub(super) fn restore(&self, taken: Taken) {
+        let unwritten = taken.unwritten.clone();
+        self.keep(taken.rows, &HashSet::new(), |key| unwritten.contains(key));
     }
 
-    /// Keeps the rows of a chunk's players as its statements stored them: `stored` (what the
-    /// copy held) with `changed` (what the chunk wrote) over it; forgets the players `erased`
-    /// names (kept from this chunk or an earlier one), and keeps none of them again.
+    /// Keeps the rows of a chunk's players as its statements left them: `taken` (what the
+    /// copy held or was to hold) with `changed` (what the chunk folded) over it, unwritten
+    /// unless `written` has them; forgets the players `erased` names (kept from this chunk or
+    /// an earlier one), and keeps none of them again.
     pub(super) fn put_back(
         &self,
-        mut stored: BTreeMap<PlayerKey, PlayerRow>,
+        taken: Taken,
         changed: Vec<PlayerRow>,
         erased: &HashSet<PlayerKey>,
+        written: &HashSet<PlayerKey>,
     ) {
+        let Taken {
+            mut rows,
+            mut unwritten,
+            ..
+        } = taken;
         for row in changed {
-            stored.insert((row.account_id, row.uuid), row.into_stored());
+            let key = (row.account_id, row.uuid);
+            unwritten.insert(key);
+            rows.insert(key, row.into_stored());
         }
-        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        self.keep(rows, erased, |key| {
+            unwritten.contains(key) && !written.contains(key)
+        });
+    }
+
+    fn keep(
+        &self,
+        taken: BTreeMap<PlayerKey, PlayerRow>,
+        erased: &HashSet<PlayerKey>,
+        unwritten: impl Fn(&PlayerKey) -> bool,
+    ) {
+        let mut rows = self.lock();
         let Rows {
             kept,
             erased: ever,
             partial,
+            ..
         } = &mut *rows;
         for key in erased {
             kept.remove(key);
             ever.insert(*key);
         }
-        for (key, row) in stored {
+        for (key, row) in taken {
+            let unwritten = unwritten(&key);
+            // An erased player's row is always written at once (`Taken::erased`).
             if ever.contains(&key) {
                 continue;
             }
-            if kept.len() >= MAX_PLAYERS && !kept.contains_key(&key) {
+            if !unwritten && kept.len() >= MAX_PLAYERS && !kept.contains_key(&key) {
                 *partial = true;
                 continue;
             }
-            kept.insert(key, row);
+            kept.insert(key, Entry { row, unwritten });
         }
     }
 
     /// Forgets every row kept (the players erased stay unkept): every player is read back
-    /// from then on.
+    /// from then on, and the unwritten rows are lost.
     pub(crate) fn forget(&self) {
-        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut rows = self.lock();
+        if rows.kept.values().any(|entry| entry.unwritten) {
+            rows.lost = true;
+        }
         rows.kept.clear();
         rows.partial = true;
     }
 
+    /// The unwritten rows, in key order (they stay unwritten until
+    /// [`written`](KeptRows::written)), or [`Lost`] when some were forgotten.
+    pub(super) fn unwritten(&self) -> Result<Vec<PlayerRow>, Lost> {
+        let rows = self.lock();
+        if rows.lost {
+            return Err(Lost);
+        }
+        let mut unwritten: Vec<PlayerRow> = rows
+            .kept
+            .values()
+            .filter(|entry| entry.unwritten)
+            .map(|entry| entry.row.clone())
+            .collect();
+        unwritten.sort_unstable_by_key(|row| (row.account_id, row.uuid));
+        Ok(unwritten)
+    }
+
+    /// Every kept row is stored now; chunks write their rows at once from now on.
+    pub(super) fn written(&self) {
+        let mut rows = self.lock();
+        for entry in rows.kept.values_mut() {
+            entry.unwritten = false;
+        }
+        rows.deferring = false;
+    }
+
+    /// How many rows are kept unwritten.
+    pub(super) fn unwritten_len(&self) -> usize {
+        self.lock().kept.values().filter(|e| e.unwritten).count()
+    }
+
     /// How many rows are kept.
     pub(crate) fn len(&self) -> usize {
-        self.rows.lock().map_or(0, |rows| rows.kept.len())
+        self.lock().kept.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Rows> {
+        self.rows.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -150,146 +273,5 @@ fn as_stored(time: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use uuid::Uuid;
-
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).map_or(DateTime::UNIX_EPOCH, |t| t.to_utc())
-    }
-
-    fn row(player: u128, seen: &str) -> PlayerRow {
-        let mut row = PlayerRow::first(&super::super::Sighting {
-            account_id: Uuid::nil(),
-            player: Uuid::from_u128(player),
-            at: at(seen),
-            seq: 1,
-            name: None,
-            change: super::super::Change::Seen,
-        });
-        row.username = Some("Alex".to_owned());
-        row.username_at = Some(at(seen));
-        row.username_seq = Some(1);
-        row.names = vec!["Alex".to_owned()];
-        row
-    }
-
-    #[test]
-    fn times_are_kept_to_the_microsecond_cut_towards_postgresqls_epoch() {
-        assert_eq!(
-            as_stored(at("2026-11-01T10:00:00.0000009Z")),
-            at("2026-11-01T10:00:00Z")
-        );
-        assert_eq!(
-            as_stored(at("2026-11-01T10:00:00.123456Z")),
-            at("2026-11-01T10:00:00.123456Z")
-        );
-        // Before 2000 the cut goes up, towards the epoch, as the driver's.
-        assert_eq!(
-            as_stored(at("1999-12-31T23:59:59.0000005Z")),
-            at("1999-12-31T23:59:59.000001Z")
-        );
-        let kept = row(1, "2026-11-01T10:00:00.0000004Z").into_stored();
-        assert_eq!(kept.username_at, Some(at("2026-11-01T10:00:00Z")));
-        assert_eq!(kept.last_seen, at("2026-11-01T10:00:00Z"));
-    }
-
-    #[test]
-    fn a_chunk_takes_its_players_out_and_puts_back_what_it_stored_less_the_erased() {
-        let kept = Kept::default();
-        let (a, b) = (
-            (Uuid::nil(), Uuid::from_u128(1)),
-            (Uuid::nil(), Uuid::from_u128(2)),
-        );
-        kept.put_back(
-            BTreeMap::new(),
-            vec![
-                row(1, "2026-11-01T10:00:00Z"),
-                row(2, "2026-11-01T10:00:00Z"),
-            ],
-            &HashSet::new(),
-        );
-        assert_eq!(kept.len(), 2);
-        let (found, missing) = kept.take(vec![a, (Uuid::nil(), Uuid::from_u128(3))]);
-        assert_eq!(found.keys().copied().collect::<Vec<_>>(), [a]);
-        assert_eq!(missing, [], "3 was never stored: nothing to read back");
-        assert_eq!(kept.len(), 1, "taken out while the chunk applies");
-        // Erased: b (kept from an earlier chunk) and a (this chunk's).
-        kept.put_back(found, Vec::new(), &HashSet::from([a, b]));
-        assert_eq!(kept.len(), 0);
-        // Read back by a later chunk (maybe before the scrub committed): not kept again.
-        kept.put_back(
-            BTreeMap::new(),
-            vec![
-                row(1, "2026-11-01T12:00:00Z"),
-                row(3, "2026-11-01T12:00:00Z"),
-            ],
-            &HashSet::new(),
-        );
-        assert_eq!(kept.len(), 1, "only the player never erased is kept");
-        assert_eq!(kept.take(vec![a]).1, [a], "an erased player is read back");
-    }
-
-    #[test]
-    fn once_a_stored_row_may_not_be_kept_every_player_not_kept_is_read_back() {
-        let key = |p: u128| (Uuid::nil(), Uuid::from_u128(p));
-        // Past the bound: the last row is stored, not kept.
-        let kept = Kept::default();
-        let rows: Vec<PlayerRow> = (0..MAX_PLAYERS as u128 + 1)
-            .map(|p| row(p, "2026-11-01T10:00:00Z"))
-            .collect();
-        kept.put_back(BTreeMap::new(), rows, &HashSet::new());
-        let (found, missing) = kept.take(vec![key(0), key(MAX_PLAYERS as u128 + 7)]);
-        assert_eq!(found.keys().copied().collect::<Vec<_>>(), [key(0)]);
-        assert_eq!(missing, [key(MAX_PLAYERS as u128 + 7)]);
-
-        // Forgotten (a rolled-back chunk kept rows it no longer stores).
-        let kept = Kept::default();
-        kept.put_back(
-            BTreeMap::new(),
-            vec![row(1, "2026-11-01T10:00:00Z")],
-            &HashSet::new(),
-        );
-        assert_eq!(kept.take(vec![key(2)]).1, []);
-        kept.forget();
-        assert_eq!(kept.take(vec![key(1), key(2)]).1, [key(1), key(2)]);
-    }
-
-    #[test]
-    fn a_chunk_that_failed_puts_back_the_rows_it_took_as_they_were() {
-        let kept = Kept::default();
-        let key = (Uuid::nil(), Uuid::from_u128(1));
-        kept.put_back(
-            BTreeMap::new(),
-            vec![row(1, "2026-11-01T10:00:00Z")],
-            &HashSet::new(),
-        );
-        let (found, _) = kept.take(vec![key]);
-        assert_eq!(kept.len(), 0);
-        kept.restore(found);
-        let (found, missing) = kept.take(vec![key, (Uuid::nil(), Uuid::from_u128(2))]);
-        assert_eq!(missing, [], "still every stored row kept");
-        assert_eq!(
-            found[&key].last_seen,
-            at("2026-11-01T10:00:00Z"),
-            "the row as it was stored"
-        );
-    }
-
-    #[test]
-    fn past_its_bound_it_keeps_no_new_player_yet_updates_those_it_keeps() {
-        let kept = Kept::default();
-        let rows: Vec<PlayerRow> = (0..MAX_PLAYERS as u128 + 1)
-            .map(|p| row(p, "2026-11-01T10:00:00Z"))
-            .collect();
-        kept.put_back(BTreeMap::new(), rows, &HashSet::new());
-        assert_eq!(kept.len(), MAX_PLAYERS);
-        let key = (Uuid::nil(), Uuid::from_u128(0));
-        let (found, _) = kept.take(vec![key]);
-        let mut renamed = row(0, "2026-11-01T11:00:00Z");
-        renamed.username = Some("Alexa".to_owned());
-        kept.put_back(found, vec![renamed], &HashSet::new());
-        let (found, _) = kept.take(vec![key]);
-        assert_eq!(found[&key].username.as_deref(), Some("Alexa"));
-    }
-}
+#[path = "kept_tests.rs"]
+mod tests;

@@ -6,7 +6,8 @@
 //! folded into them in memory in log order ([`fold`]), and one UNNEST upsert per
 //! [`ROWS_PER_STATEMENT`] writes back only the rows that changed. A rebuild's bulk load keeps
 //! the rows between its chunks and reads back only the players it does not keep, and none
-//! of those new to the log while it keeps every row it stored ([`kept`]).
+//! of those new to the log while it keeps every row it stored ([`kept`]); during the load it
+//! writes them, and the name spans, once at its end rather than at every chunk ([`bulk`]).
 //!
 //! Replay-safe: `first_seen`/`last_seen` are min/max; the name, the rank and the link each
 //! change only for a record newer than the one that last set them, where "newer" is (record
@@ -18,14 +19,16 @@
 //! Beside `players` (latest name only), [`names`] keeps every name a player was seen with in
 //! `player_names`, for search by past names.
 
+mod bulk;
 mod fold;
 mod kept;
+mod kept_names;
 mod names;
 
+pub(crate) use bulk::{Kept, apply_bulk, kept_written, write_kept};
 pub use fold::{Change, PlayerKey, PlayerRow, Sighting, fold, sightings_of};
-pub(crate) use kept::Kept;
 
-use super::{BulkState, Positioned};
+use super::Positioned;
 use shared::envelope::RecordBatch;
 use sqlx::PgConnection;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -52,84 +55,60 @@ pub(crate) async fn apply(
     conn: &mut PgConnection,
     messages: &[&Positioned],
 ) -> Result<u64, sqlx::Error> {
-    apply_keeping(conn, messages, None).await
-}
-
-/// [`apply`] into a rebuild's copy, keeping the rows in `state` rather than reading them
-/// back at the next chunk ([`kept`]).
-pub(crate) async fn apply_bulk(
-    conn: &mut PgConnection,
-    messages: &[&Positioned],
-    state: &BulkState,
-) -> Result<u64, sqlx::Error> {
-    apply_keeping(conn, messages, Some(&state.players)).await
-}
-
-/// [`apply`], taking the rows `kept` keeps (if any) instead of reading them back, and keeping
-/// the rows it stored once its statements succeeded (or putting back those it took, as they
-/// were, when they failed).
-async fn apply_keeping(
-    conn: &mut PgConnection,
-    messages: &[&Positioned],
-    kept: Option<&Kept>,
-) -> Result<u64, sqlx::Error> {
-    let sightings: Vec<Sighting<'_>> = messages
-        .iter()
-        .flat_map(|m| sightings_of(m.stream_sequence, &m.message))
-        .collect();
-    let erased = kept.map(|_| erased_in(messages)).unwrap_or_default();
+    let sightings = sightings(messages);
     if sightings.is_empty() {
-        if let Some(kept) = kept {
-            kept.put_back(BTreeMap::new(), Vec::new(), &erased);
-        }
         return Ok(0);
     }
     let keys: BTreeSet<PlayerKey> = sightings.iter().map(|s| (s.account_id, s.player)).collect();
     let keys: Vec<PlayerKey> = keys.into_iter().collect();
-    let (mut stored, missing) = match kept {
-        Some(kept) => kept.take(keys),
-        None => (BTreeMap::new(), keys),
-    };
-    let stored_now = store(conn, &sightings, &missing, &mut stored).await;
-    let Some(kept) = kept else {
-        return stored_now.map(|(written, _)| written);
-    };
-    match stored_now {
-        Ok((written, changed)) => {
-            kept.put_back(stored, changed, &erased);
-            Ok(written)
-        }
-        Err(error) => {
-            kept.restore(stored);
-            Err(error)
-        }
-    }
+    let mut stored = BTreeMap::new();
+    read_back(conn, &keys, &mut stored).await?;
+    let changed = fold(&stored, &sightings);
+    let spans: Vec<_> = names::spans(&sightings).into_iter().collect();
+    Ok(write(conn, &changed).await? + write_names(conn, &spans).await?)
 }
 
-/// Reads back the rows of the `missing` players into `stored` (the rows of the others), folds
-/// `sightings` into them and writes what changed; returns the rows written and the changed
-/// rows.
-async fn store(
+/// The sightings of every message, in log order.
+fn sightings<'m>(messages: &[&'m Positioned]) -> Vec<Sighting<'m>> {
+    messages
+        .iter()
+        .flat_map(|m| sightings_of(m.stream_sequence, &m.message))
+        .collect()
+}
+
+/// Reads the stored rows of `keys` into `stored`.
+async fn read_back(
     conn: &mut PgConnection,
-    sightings: &[Sighting<'_>],
-    missing: &[PlayerKey],
+    keys: &[PlayerKey],
     stored: &mut BTreeMap<PlayerKey, PlayerRow>,
-) -> Result<(u64, Vec<PlayerRow>), sqlx::Error> {
-    for batch in missing.chunks(ROWS_PER_STATEMENT) {
+) -> Result<(), sqlx::Error> {
+    for batch in keys.chunks(ROWS_PER_STATEMENT) {
         for row in load(conn, batch).await? {
             stored.insert((row.account_id, row.uuid), row);
         }
     }
-    let changed = fold(stored, sightings);
+    Ok(())
+}
+
+/// Upserts `rows`; returns the rows written.
+async fn write(conn: &mut PgConnection, rows: &[PlayerRow]) -> Result<u64, sqlx::Error> {
     let mut written = 0;
-    for batch in changed.chunks(ROWS_PER_STATEMENT) {
+    for batch in rows.chunks(ROWS_PER_STATEMENT) {
         written += upsert(conn, batch).await?;
     }
-    let spans: Vec<_> = names::spans(sightings).into_iter().collect();
+    Ok(written)
+}
+
+/// Widens the stored name spans by `spans`; returns the rows written.
+async fn write_names(
+    conn: &mut PgConnection,
+    spans: &[(names::NameKey<'_>, names::Span)],
+) -> Result<u64, sqlx::Error> {
+    let mut written = 0;
     for batch in spans.chunks(ROWS_PER_STATEMENT) {
         written += names::upsert(conn, batch).await?;
     }
-    Ok((written, changed))
+    Ok(written)
 }
 
 /// The players `messages` erase: the erasure model scrubs their rows after this model's

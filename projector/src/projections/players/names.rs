@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// (account, player, name): one row of `player_names`.
-type NameKey<'a> = (Uuid, Uuid, &'a str);
+pub(super) type NameKey<'a> = (Uuid, Uuid, &'a str);
 /// When a name was first and last seen.
-type Span = (DateTime<Utc>, DateTime<Utc>);
+pub(super) type Span = (DateTime<Utc>, DateTime<Utc>);
 
 /// The span each (account, player, name) is seen in among `sightings`, ordered by key.
 pub(super) fn spans<'a>(sightings: &[Sighting<'a>]) -> BTreeMap<NameKey<'a>, Span> {

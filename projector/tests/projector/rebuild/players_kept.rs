@@ -190,3 +190,128 @@ async fn rolled_back(
     state.forget();
     Ok(())
 }
+
+/// What the copy stores of `player`: their row's name and names, and their `player_names`.
+async fn stored_of(
+    pool: &sqlx::PgPool,
+    account: Uuid,
+    player: Uuid,
+) -> anyhow::Result<(Option<(Option<String>, Vec<String>)>, Vec<String>)> {
+    let row =
+        sqlx::query_as("SELECT username, names FROM players WHERE account_id = $1 AND uuid = $2")
+            .bind(account)
+            .bind(player)
+            .fetch_optional(pool)
+            .await?;
+    let names = sqlx::query_scalar(
+        "SELECT name FROM player_names WHERE account_id = $1 AND player_uuid = $2 ORDER BY name",
+    )
+    .bind(account)
+    .bind(player)
+    .fetch_all(pool)
+    .await?;
+    Ok((row, names))
+}
+
+/// Writes what `state` left to write, as a rebuild does at its load's end.
+async fn write_kept(pool: &sqlx::PgPool, state: &BulkState) -> anyhow::Result<(usize, usize)> {
+    let mut tx = pool.begin().await?;
+    let written = state.write_kept(&mut tx).await?;
+    tx.commit().await?;
+    state.kept_written();
+    Ok(written)
+}
+
+#[tokio::test]
+async fn players_left_to_write_at_the_loads_end_end_as_their_statements_store_them()
+-> anyhow::Result<()> {
+    let (by_statements, in_bulk) = (database().await?, database().await?);
+    let account = Uuid::now_v7();
+    let players = [Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7()];
+    let [alex, bo, cy] = players;
+    let state = BulkState::default();
+    state.defer_writes();
+    let chunks = chunks(account, players);
+    // As above, but for the rolled-back chunk.
+    let steps: [(usize, &'static dyn ReadModel); 10] = [
+        (0, &Players),
+        (0, &Erasure),
+        (1, &Players),
+        (2, &Players),
+        (1, &Erasure),
+        (2, &Erasure),
+        (3, &Players),
+        (3, &Erasure),
+        (4, &Players),
+        (4, &Erasure),
+    ];
+    for (index, model) in steps {
+        let chunk = &chunks[index];
+        let expected = apply(&by_statements.pool, model, chunk, None).await?;
+        let actual = apply(&in_bulk.pool, model, chunk, Some(&state)).await?;
+        assert_eq!(
+            actual, expected,
+            "chunk {index}, {model:?}: the same refusals"
+        );
+        // The erased player's row and names are written in the erasure's chunk (the second),
+        // so its scrub (and every later one) sees them as the live tables do.
+        if index == 0 {
+            continue;
+        }
+        assert_eq!(
+            stored_of(&in_bulk.pool, account, bo).await?,
+            stored_of(&by_statements.pool, account, bo).await?,
+            "chunk {index}, {model:?}"
+        );
+    }
+    // Alex and Cy are not stored yet: they are left to write.
+    assert_eq!(
+        stored_of(&in_bulk.pool, account, alex).await?,
+        (None, vec![])
+    );
+    assert_eq!(stored_of(&in_bulk.pool, account, cy).await?, (None, vec![]));
+    assert_eq!(
+        state.unwritten(),
+        2 + 3,
+        "two rows; Alex's two names and Cy's"
+    );
+    assert_eq!(write_kept(&in_bulk.pool, &state).await?, (2, 3));
+    assert_eq!(
+        contents(&by_statements.pool).await?,
+        contents(&in_bulk.pool).await?
+    );
+    // From then on chunks write at once.
+    for model in [&Players as &'static dyn ReadModel, &Erasure] {
+        apply(&by_statements.pool, model, &chunks[6], None).await?;
+        apply(&in_bulk.pool, model, &chunks[6], Some(&state)).await?;
+    }
+    assert_eq!(state.unwritten(), 0);
+    assert_eq!(
+        contents(&by_statements.pool).await?,
+        contents(&in_bulk.pool).await?
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn rows_left_to_write_and_rolled_back_are_lost_and_the_copy_refuses_to_complete()
+-> anyhow::Result<()> {
+    let in_bulk = database().await?;
+    let account = Uuid::now_v7();
+    let state = BulkState::default();
+    state.defer_writes();
+    let chunks = chunks(account, [Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7()]);
+    apply(&in_bulk.pool, &Players, &chunks[0], Some(&state)).await?;
+    rolled_back(&in_bulk.pool, &chunks[2], &state).await?;
+    let error = write_kept(&in_bulk.pool, &state)
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        error
+            .as_deref()
+            .is_some_and(|e| e.contains("must start again")),
+        "{error:?}"
+    );
+    Ok(())
+}
