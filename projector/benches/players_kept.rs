@@ -1,10 +1,10 @@
-//! What keeping the players rows between a rebuild's chunks saves (`BulkState`): the players
-//! fold over the same four chunks (250,000 joins each, of 93,000 players: the benchmark
-//! rebuild's shape), into tables shaped as a rebuild's copy loads them (unlogged, only the
-//! unique indexes), reading each chunk's rows back from the table (the live projector's way)
-//! or keeping them. The two sides alternate over three rounds, each in a fresh database; the
-//! best time of each side counts, over the chunks after the first (the first reads back an
-//! empty table either way).
+//! What keeping the players rows between a rebuild's chunks saves (`BulkState`), and writing
+//! them once at the load's end: the players fold over the same four chunks (250,000 joins
+//! each, of 93,000 players: the benchmark rebuild's shape), into tables shaped as a rebuild's
+//! copy loads them (unlogged, only the unique indexes), reading each chunk's rows back from the
+//! table (the live projector's way), keeping them, or keeping them and writing them after the
+//! last chunk. The sides take turns over three rounds, each in a fresh database; the best time
+//! of each side counts, over every chunk (and the write at the end).
 //!
 //! `TEST_DATABASE_URL=postgres://... cargo bench -p projector --bench players_kept` (the
 //! cluster `./deploy/test.sh` starts will do).
@@ -73,24 +73,60 @@ async fn copy_shaped() -> anyhow::Result<TestDb> {
     Ok(db)
 }
 
-/// Applies `chunks` one transaction each; returns how long each took.
+/// How the fold stores its rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Side {
+    /// Reads each chunk's rows back (the live projector's way).
+    ReadBack,
+    /// Keeps them between chunks, and writes each chunk's.
+    Kept,
+    /// Keeps them, and writes them once after the last chunk (a rebuild's load).
+    WrittenAtTheEnd,
+}
+
+impl Side {
+    const ALL: [Side; 3] = [Side::ReadBack, Side::Kept, Side::WrittenAtTheEnd];
+
+    fn name(self) -> &'static str {
+        match self {
+            Side::ReadBack => "read back",
+            Side::Kept => "kept",
+            Side::WrittenAtTheEnd => "kept, written at the end",
+        }
+    }
+}
+
+/// Applies `chunks` one transaction each (and, written at the end, writes what is left in
+/// one more); returns how long each took.
 async fn fold(
     pool: &PgPool,
     chunks: &[Vec<Positioned>],
-    keep: bool,
+    side: Side,
 ) -> anyhow::Result<Vec<Duration>> {
     let state = BulkState::default();
+    if side == Side::WrittenAtTheEnd {
+        state.defer_writes();
+    }
     let mut took = Vec::new();
     for chunk in chunks {
         let messages: Vec<&Positioned> = chunk.iter().collect();
         let started = Instant::now();
         let mut tx = pool.begin().await?;
-        if keep {
-            Players.apply_bulk(&mut tx, &messages, &state).await?;
-        } else {
-            Players.apply(&mut tx, &messages).await?;
-        }
+        match side {
+            Side::ReadBack => Players.apply(&mut tx, &messages).await?,
+            Side::Kept | Side::WrittenAtTheEnd => {
+                Players.apply_bulk(&mut tx, &messages, &state).await?
+            }
+        };
         tx.commit().await?;
+        took.push(started.elapsed());
+    }
+    if side == Side::WrittenAtTheEnd {
+        let started = Instant::now();
+        let mut tx = pool.begin().await?;
+        state.write_kept(&mut tx).await?;
+        tx.commit().await?;
+        state.kept_written();
         took.push(started.elapsed());
     }
     Ok(took)
@@ -107,33 +143,30 @@ async fn main() -> anyhow::Result<()> {
     let chunks: Vec<_> = (0..CHUNKS)
         .map(|c| chunk(account, &players, c, base))
         .collect();
-    // Index 0: read back, 1: kept.
-    let mut best = [Duration::MAX; 2];
+    let mut best = [Duration::MAX; 3];
     for round in 0..ROUNDS {
-        let order = if round % 2 == 0 {
-            [false, true]
-        } else {
-            [true, false]
-        };
-        for keep in order {
+        for turn in 0..Side::ALL.len() {
+            let side = Side::ALL[(round + turn) % Side::ALL.len()];
             let db = copy_shaped().await?;
-            let took = fold(&db.pool, &chunks, keep).await?;
-            let after_first: Duration = took.iter().skip(1).sum();
+            let took = fold(&db.pool, &chunks, side).await?;
+            let all: Duration = took.iter().sum();
             println!(
-                "round {round}, {}: chunks {:.2?}, after the first {after_first:.2?}",
-                if keep { "kept" } else { "read back" },
-                took
+                "round {round}, {}: {took:.2?}, in all {all:.2?}",
+                side.name()
             );
-            let side = &mut best[usize::from(keep)];
-            *side = (*side).min(after_first);
+            let index = Side::ALL.iter().position(|s| *s == side).unwrap_or(0);
+            best[index] = best[index].min(all);
         }
     }
+    let ratio = |side: usize| best[side].as_secs_f64() / best[0].as_secs_f64();
     println!(
-        "players fold, chunks 2-{CHUNKS} (best of {ROUNDS}): read back {:.2?}, kept {:.2?}: \
-         kept = {:.2} x the time",
+        "players fold over {CHUNKS} chunks (best of {ROUNDS}): read back {:.2?}; kept {:.2?} \
+         ({:.2} x); kept, written at the end {:.2?} ({:.2} x)",
         best[0],
         best[1],
-        best[1].as_secs_f64() / best[0].as_secs_f64()
+        ratio(1),
+        best[2],
+        ratio(2)
     );
     Ok(())
 }

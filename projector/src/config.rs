@@ -28,7 +28,9 @@ pub struct Config {
     /// `PROJECTOR_REBUILD_CHUNK_MESSAGES` (default 4,000): a rebuild joins the consumer's
     /// chunks into chunks of up to this many log messages (at least one consumer chunk): fewer
     /// transactions, and the folds that read a row once per chunk (players, sessions) do so
-    /// less often. A partition holds up to three such chunks in memory while they are applied.
+    /// less often. A partition whose backlog is under 16 such chunks gets chunks of a 16th of
+    /// it (its load's progress moves in small steps). A partition holds up to three chunks in
+    /// memory while they are applied.
     pub rebuild_chunk_messages: usize,
     /// `PROJECTOR_BATCH_WAIT_MS` (default 20): how long a transaction waits for more messages
     /// after the first one arrives.

@@ -36,14 +36,15 @@ pub(super) struct PartitionReplay {
 
 impl PartitionReplay {
     /// Opens an ordered consumer of `partition` ([`Subjects::partition_events`]) from the
-    /// stream's first message, chunked as the live projector chunks.
+    /// stream's first message, chunked as the live projector chunks, and joined for the
+    /// partition's backlog ([`pipeline::Chunking::for_backlog`]).
     pub(super) async fn open(
         stream: &EventStream,
         subjects: &Subjects,
         partition: Partition,
         config: &Config,
     ) -> anyhow::Result<Self> {
-        let messages = stream
+        let consumer = stream
             .create_consumer(OrderedConfig {
                 filter_subjects: subjects.partition_events(partition),
                 deliver_policy: DeliverPolicy::All,
@@ -51,7 +52,10 @@ impl PartitionReplay {
                 ..Default::default()
             })
             .await
-            .map_err(ProjectorError::event_log)?
+            .map_err(ProjectorError::event_log)?;
+        // The partition's messages when the load starts.
+        let backlog = consumer.cached_info().num_pending;
+        let messages = consumer
             .messages()
             .await
             .map_err(ProjectorError::event_log)?;
@@ -63,10 +67,11 @@ impl PartitionReplay {
         Ok(PartitionReplay {
             partition,
             chunks: Box::pin(chunks),
-            chunking: pipeline::Chunking {
-                batch_max: config.batch_max.max(1),
-                chunk_messages: config.rebuild_chunk_messages.max(1),
-            },
+            chunking: pipeline::Chunking::for_backlog(
+                config.batch_max,
+                config.rebuild_chunk_messages,
+                backlog,
+            ),
         })
     }
 

@@ -17,6 +17,12 @@ use tokio_util::sync::CancellationToken;
 /// a lock the test takes once the load has begun still finds most of it unapplied.
 const RECORDS: usize = 5_000;
 
+/// Consumer chunks of 64 messages: the rebuild cuts the backlog (mostly in one partition) into
+/// two chunks, so while the test holds the chat model's load the other models, which run at
+/// most three chunks ahead of it, load everything (and their tables are indexed during the
+/// load), and the chat model's has not finished.
+const CHUNKING: [(&str, &str); 1] = [("PROJECTOR_BATCH_MAX", "64")];
+
 /// Where the rebuild is killed.
 #[derive(Debug, Clone, Copy)]
 enum Kill {
@@ -264,7 +270,7 @@ async fn a_rebuild_killed_in(kill: Kill) -> anyhow::Result<()> {
     let before = Live::read(&h).await?;
 
     let early = hold_early(&h, kill).await?;
-    let mut child = RebuildProcess::spawn(&h)?;
+    let mut child = RebuildProcess::spawn_with(&h, &CHUNKING)?;
     let (holders, expected) =
         into_phase(&h, &mut workload, kill, &mut child, early, before).await?;
     child.kill()?;
