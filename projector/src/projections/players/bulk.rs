@@ -11,9 +11,10 @@
 //! What stays as with the statements:
 //!
 //! - *What PostgreSQL refuses.* A chunk writes its rows at once when one of them may not be
-//!   storable ([`PlayerRow::surely_storable`]: text with a NUL, a time outside four-digit
-//!   years), so PostgreSQL refuses it in the chunk's own transaction and the message is
-//!   isolated and parked as on the live projector. Rows left for the end are always storable.
+//!   storable ([`PlayerRow::surely_storable`]: text with a NUL, more text than the copy's
+//!   index guards surely take, a time outside four-digit years), so PostgreSQL refuses it in
+//!   the chunk's own transaction and the message is isolated and parked as on the live
+//!   projector. Rows and spans left for the end are always storable.
 //! - *Erasures.* The erasure scrub reads and blanks the erased player's row and spans after
 //!   the players fold's transaction of the same chunk: that transaction writes them (and the
 //!   player's spans kept so far) at once, and an erased player's are never kept again.
