@@ -21,10 +21,11 @@
 //!    ([`projections::BulkState`]): until then its tables are not counted as loaded.
 //! 3. Index build: first the rows the load left to write are written (one transaction,
 //!    [`Replay::write_kept`](replay::Replay::write_kept)); the copy's tables are made logged,
-//!    its other indexes are built under the live names, and statistics gathered ([`indexes`]). It starts during the load, one statement
-//!    at a time, with the tables of the models that have loaded everything ([`loaded`]), and
-//!    goes on with every table, two statements at a time, once every partition of the copy has
-//!    reached the live checkpoints and the replay has paused (the index build phase).
+//!    its other indexes are built under the live names, and statistics gathered
+//!    ([`indexes`]). It starts during the load, one statement at a time, with the tables of the
+//!    models that have loaded everything ([`loaded`]), and goes on with every table, two
+//!    statements at a time, once every partition of the copy has reached the live checkpoints
+//!    and the replay has paused (the index build phase).
 //! 4. Catch-up: the replay resumes, now indexed, until the copy reaches the live checkpoints again,
 //!    and the copy is swept for retention as the live tables are.
 //! 5. Swap: once every partition of the copy has reached its live checkpoints again (an idle
