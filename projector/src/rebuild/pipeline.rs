@@ -40,11 +40,11 @@ pub(super) const READ_AHEAD: usize = 3;
 /// (a consumer chunk each at least). The load's progress moves at each chunk every model has
 /// committed, and its ETA is told from the models' commits: a backlog of a few chunks lands
 /// in a few steps, and its models' pace changes at each (the benchmark's million records in
-/// four chunks: the ETA off by 115-314%; in 14, by 30-37%).
+/// four chunks: the ETA off by 115-382%; in 27, by 28-32%).
 pub(super) const MIN_CHUNKS: u64 = 16;
 
 /// How a partition's consumer chunks are joined into the replay's chunks.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Chunking {
     /// Messages per consumer chunk, at most (`PROJECTOR_BATCH_MAX`).
     pub(super) batch_max: usize,

@@ -33,6 +33,7 @@ use super::{
 use crate::projections::BulkState;
 use chrono::{DateTime, Datelike, Utc};
 use sqlx::PgConnection;
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
 
 /// What a rebuild keeps of the players fold between its chunks.
@@ -156,36 +157,49 @@ impl<'s> Chunk<'_, 's> {
                     && surely_storable_time(*last)
             });
         let due_now = |key: &PlayerKey| !defer || self.at_once.contains(key);
-        // The changed rows due now, and the unwritten ones of the players written at once.
-        let mut rows_now: Vec<PlayerRow> = changed
-            .iter()
-            .filter(|row| due_now(&(row.account_id, row.uuid)))
-            .cloned()
-            .collect();
-        let rows_left = changed.len() - rows_now.len();
+        // The changed rows due now (all of them unless the chunk defers: no copy), and the
+        // unwritten ones of the players written at once that the chunk did not change.
+        let rows_now: Cow<'_, [PlayerRow]> = if defer {
+            Cow::Owned(
+                changed
+                    .iter()
+                    .filter(|row| self.at_once.contains(&(row.account_id, row.uuid)))
+                    .cloned()
+                    .collect(),
+            )
+        } else {
+            Cow::Borrowed(&changed)
+        };
         let changed_keys: HashSet<PlayerKey> =
             changed.iter().map(|r| (r.account_id, r.uuid)).collect();
-        rows_now.extend(
-            self.taken
-                .rows
-                .iter()
-                .filter(|(key, _)| {
-                    self.at_once.contains(key)
-                        && self.taken.unwritten.contains(key)
-                        && !changed_keys.contains(key)
-                })
-                .map(|(_, row)| row.clone()),
-        );
+        let unwritten_now: Vec<PlayerRow> = self
+            .taken
+            .rows
+            .iter()
+            .filter(|(key, _)| {
+                self.at_once.contains(key)
+                    && self.taken.unwritten.contains(key)
+                    && !changed_keys.contains(key)
+            })
+            .map(|(_, row)| row.clone())
+            .collect();
         let (spans_now, spans_left): (Vec<_>, Vec<_>) = spans
             .into_iter()
             .partition(|((account, player, _), _)| due_now(&(*account, *player)));
         let written = write(conn, &rows_now).await?
+            + write(conn, &unwritten_now).await?
             + write_names(conn, &spans_now).await?
             + write_names(conn, &kept_names::borrowed(self.spans_at_once)).await?;
-        let left = (rows_left + spans_left.len()) as u64;
+        let left = (changed.len() - rows_now.len() + spans_left.len()) as u64;
+        let written_keys = rows_now
+            .iter()
+            .chain(&unwritten_now)
+            .map(|r| (r.account_id, r.uuid))
+            .collect();
+        drop(rows_now);
         Ok(Stored {
             rows: written + left,
-            written: rows_now.iter().map(|r| (r.account_id, r.uuid)).collect(),
+            written: written_keys,
             changed,
             spans_left,
         })

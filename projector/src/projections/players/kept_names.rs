@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 use uuid::Uuid;
 
-/// Spans kept at most: about 100 bytes each, so about 50 MB. Past it, chunks write theirs at
-/// once.
+/// Spans kept before chunks write theirs at once: about 100 bytes each, so about 50 MB (a
+/// chunk that finds room keeps all of its own, so the last one may pass it).
 const MAX_SPANS: usize = 500_000;
 
 /// A span the copy does not store yet: (account, player, name) and when.
