@@ -1,0 +1,126 @@
+package dev.warden.plugin.core;
+
+import dev.warden.plugin.api.WardenApi;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * What the platform's listeners call: each method stamps the record's id (a UUID v7) and time now,
+ * builds the record and queues it. Nothing here blocks, touches the network or the disk, or takes
+ * a lock shared with the delivery thread; safe from any thread.
+ */
+public final class Capture implements WardenApi {
+    private final EventQueue queue;
+    private final UUID serverId;
+    private final Clock clock;
+    private volatile WardenConfig config;
+    private volatile CommandRedactor redactor;
+
+    public Capture(EventQueue queue, UUID serverId, WardenConfig config, Clock clock) {
+        this.queue = queue;
+        this.serverId = serverId;
+        this.clock = clock;
+        configure(config);
+    }
+
+    public void configure(WardenConfig config) {
+        this.redactor = new CommandRedactor(config.redactCommands(), config.ignoreCommands());
+        this.config = config;
+    }
+
+    public UUID serverId() {
+        return serverId;
+    }
+
+    public WardenConfig config() {
+        return config;
+    }
+
+    private Instant now() {
+        return clock.instant();
+    }
+
+    /** A join; {@code ip} may be null, {@code clientVersion} may be null. */
+    public void join(UUID player, String name, String ip, String clientVersion) {
+        WardenConfig c = config;
+        if (!c.captureSessions()) {
+            return;
+        }
+        Instant at = now();
+        queue.offer(new Records.Session(UuidV7.at(at), serverId, player, name, "join", at, clientVersion,
+                c.sendIp() ? ip : null));
+    }
+
+    public void quit(UUID player, String name) {
+        if (!config.captureSessions()) {
+            return;
+        }
+        Instant at = now();
+        queue.offer(new Records.Session(UuidV7.at(at), serverId, player, name, "quit", at, null, null));
+    }
+
+    public void chat(UUID player, String name, String message) {
+        WardenConfig c = config;
+        if (!c.captureChat() || message == null || message.isEmpty()) {
+            return;
+        }
+        Instant at = now();
+        queue.offer(new Records.Chat(UuidV7.at(at), serverId, player, name, "chat", message, c.chatChannel(), at));
+    }
+
+    /** A command line as typed ("/msg bob hi"); redacted or left out as configured. */
+    public void command(UUID player, String name, String commandLine) {
+        if (!config.captureCommands()) {
+            return;
+        }
+        String sent = redactor.apply(commandLine);
+        if (sent == null) {
+            return;
+        }
+        Instant at = now();
+        queue.offer(new Records.Chat(UuidV7.at(at), serverId, player, name, "command", sent, null, at));
+    }
+
+    /**
+     * A punishment seen on this server: {@code type} is ban, mute, kick or warning; {@code
+     * expiresAt} null for a permanent one; {@code staffUuid} null for the console.
+     */
+    public void punishment(UUID player, String name, String type, String reason, UUID staffUuid,
+            String staffName, Instant expiresAt, boolean ipBased, String sourcePlugin) {
+        if (!config.capturePunishments()) {
+            return;
+        }
+        Instant at = now();
+        queue.offer(new Records.Punishment(UuidV7.at(at), serverId, player, name, type, "issue", reason,
+                staffUuid, staffName, at, expiresAt, ipBased, null, sourcePlugin, null));
+    }
+
+    /** A permission-group change: {@code action} is add, remove or set; network-wide. */
+    public void rankChange(UUID player, String name, String action, String group, String previousGroup,
+            Instant expiresAt) {
+        if (!config.captureRankChanges()) {
+            return;
+        }
+        Instant at = now();
+        queue.offer(new Records.RankChange(UuidV7.at(at), player, name, action, group, previousGroup, null,
+                null, null, expiresAt, at));
+    }
+
+    /** Queues a record an integration built itself (an anti-cheat flag, an account link). */
+    public boolean record(WardenRecord record) {
+        return queue.offer(record);
+    }
+
+    @Override
+    public boolean track(UUID playerUuid, String name, Map<String, ?> properties) {
+        if (playerUuid == null) {
+            throw new IllegalArgumentException("required: playerUuid is null");
+        }
+        EventNames.check(name);
+        var json = Properties.toJson(properties);
+        Instant at = now();
+        return queue.offer(new Records.CustomEvent(UuidV7.at(at), playerUuid, name, json, at));
+    }
+}

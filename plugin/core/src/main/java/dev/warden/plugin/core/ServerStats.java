@@ -1,0 +1,19 @@
+package dev.warden.plugin.core;
+
+/**
+ * What the platform tells the core for heartbeats. Called on the delivery thread: implementations
+ * return values sampled on the server's own thread, never call the server API from here.
+ */
+public interface ServerStats {
+    double tps();
+
+    int playerCount();
+
+    int maxPlayers();
+
+    /** The server software and version, e.g. "Paper 1.21.4". */
+    String version();
+
+    /** The default display name when config.yml sets none. */
+    String defaultName();
+}

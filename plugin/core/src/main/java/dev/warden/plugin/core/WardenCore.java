@@ -1,0 +1,108 @@
+package dev.warden.plugin.core;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The core, wired: server id, queue, capture, spool and the delivery thread. The platform makes one
+ * on enable, calls {@link #reload} on /warden reload and {@link #shutdown} on disable.
+ */
+public final class WardenCore {
+    public static final String USER_AGENT = "warden-plugin/0.1.0";
+
+    private final Logger logger;
+    private final EventQueue queue;
+    private final Capture capture;
+    private final Spool spool;
+    private final Delivery delivery;
+    private final ScheduledExecutorService thread;
+    private volatile boolean stopped;
+
+    public WardenCore(Path dataFolder, WardenConfig config, ServerStats stats, Logger logger) throws IOException {
+        this(dataFolder, config, stats, logger, new HttpTransport(config.baseUrl(), config.pluginKey(), USER_AGENT));
+    }
+
+    public WardenCore(Path dataFolder, WardenConfig config, ServerStats stats, Logger logger, Transport transport)
+            throws IOException {
+        this.logger = logger;
+        UUID serverId = ServerIdentity.loadOrCreate(dataFolder);
+        this.queue = new EventQueue(config.queueCapacity());
+        this.capture = new Capture(queue, serverId, config, Clock.systemUTC());
+        this.spool = new Spool(dataFolder.resolve("spool"), config.spoolMaxMb() * 1024L * 1024L, logger);
+        if (spool.batches() > 0) {
+            logger.info("spool: " + spool.batches() + " batch(es) (" + spool.records()
+                    + " records) left from before; sending them first");
+        }
+        this.delivery = new Delivery(queue, spool, serverId, stats, config, transport, System::currentTimeMillis, logger);
+        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "Warden delivery");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts the delivery thread: a tick every half second. */
+    public void start() {
+        thread.scheduleWithFixedDelay(() -> {
+            try {
+                delivery.tick();
+            } catch (RuntimeException e) {
+                logger.log(Level.WARNING, "delivery: unexpected error", e);
+            }
+        }, 0, 500, TimeUnit.MILLISECONDS);
+    }
+
+    public Capture capture() {
+        return capture;
+    }
+
+    public UUID serverId() {
+        return capture.serverId();
+    }
+
+    /** Applies new settings (URL, key, interval, capture switches) without losing anything queued. */
+    public void reload(WardenConfig config) {
+        capture.configure(config);
+        Transport transport = new HttpTransport(config.baseUrl(), config.pluginKey(), USER_AGENT);
+        thread.execute(() -> delivery.configure(config, transport));
+    }
+
+    public Status status() {
+        return delivery.status();
+    }
+
+    /**
+     * Clean shutdown: an {@code online: false} heartbeat, then everything queued is spooled and
+     * sent for at most {@code flushSeconds}; what is still unsent stays in the spool for the next
+     * start. Blocks the calling thread for at most about {@code flushSeconds} + 1 s.
+     */
+    public void shutdown(int flushSeconds) {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        long deadline = System.currentTimeMillis() + flushSeconds * 1000L;
+        thread.shutdown();
+        try {
+            // Let a tick in progress finish (bounded by the same deadline).
+            thread.awaitTermination(Math.max(flushSeconds, 1), TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        thread.shutdownNow();
+        // The delivery thread has stopped: this thread owns the delivery state from here.
+        delivery.cycle(false);
+        delivery.flush(deadline);
+        Status s = delivery.status();
+        if (s.spoolBatches() > 0) {
+            logger.info("shutdown: " + s.spoolRecords() + " record(s) left in the spool; they are sent at the next start");
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package dev.warden.plugin.paper;
+
+import dev.warden.plugin.core.CommandRedactor;
+import dev.warden.plugin.core.WardenConfig;
+import java.util.List;
+import org.bukkit.configuration.ConfigurationSection;
+
+/** config.yml into the core's {@link WardenConfig}; the defaults are those of config.yml. */
+final class ConfigReader {
+    private ConfigReader() {}
+
+    static WardenConfig read(ConfigurationSection c) {
+        String name = c.getString("server-name", "");
+        List<String> redact = c.contains("redact-commands")
+                ? c.getStringList("redact-commands")
+                : CommandRedactor.DEFAULT_REDACTED.stream().sorted().toList();
+        return new WardenConfig(
+                c.getString("base-url", "").strip(),
+                c.getString("plugin-key", "").strip(),
+                c.getInt("sync-interval-seconds", 15),
+                name == null || name.isBlank() ? null : name.strip(),
+                c.getInt("delivery.queue-capacity", 50_000),
+                c.getInt("delivery.spool-max-mb", 64),
+                c.getInt("delivery.max-requests-per-cycle", 8),
+                c.getInt("delivery.shutdown-flush-seconds", 5),
+                c.getInt("delivery.request-timeout-seconds", 10),
+                c.getInt("delivery.max-backoff-seconds", 300),
+                c.getBoolean("capture.chat", true),
+                c.getBoolean("capture.commands", true),
+                c.getBoolean("capture.sessions", true),
+                c.getBoolean("capture.send-ip", true),
+                c.getBoolean("capture.punishments", true),
+                c.getBoolean("capture.rank-changes", true),
+                c.getString("capture.chat-channel", "global"),
+                redact,
+                c.getStringList("ignore-commands"));
+    }
+}

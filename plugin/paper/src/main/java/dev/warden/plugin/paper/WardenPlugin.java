@@ -1,0 +1,121 @@
+package dev.warden.plugin.paper;
+
+import dev.warden.plugin.api.WardenApi;
+import dev.warden.plugin.core.Status;
+import dev.warden.plugin.core.WardenConfig;
+import dev.warden.plugin.core.WardenCore;
+import dev.warden.plugin.paper.listener.PaperChatListener;
+import dev.warden.plugin.paper.listener.PlayerListener;
+import dev.warden.plugin.paper.listener.SpigotChatListener;
+import dev.warden.plugin.paper.scheduler.PlatformScheduler;
+import java.io.IOException;
+import java.util.List;
+import java.util.logging.Level;
+import org.bukkit.command.PluginCommand;
+import org.bukkit.plugin.PluginManager;
+import org.bukkit.plugin.ServicePriority;
+import org.bukkit.plugin.java.JavaPlugin;
+
+/** The plugin's entry point: reads config.yml, starts the core and registers thin listeners. */
+public final class WardenPlugin extends JavaPlugin {
+    private volatile WardenCore core;
+    private PlatformScheduler scheduler;
+
+    @Override
+    public void onEnable() {
+        saveDefaultConfig();
+        scheduler = PlatformScheduler.forServer(this);
+        PluginCommand command = getCommand("warden");
+        if (command != null) {
+            WardenCommand executor = new WardenCommand(this::status, this::reload);
+            command.setExecutor(executor);
+            command.setTabCompleter(executor);
+        }
+        WardenConfig config = ConfigReader.read(getConfig());
+        List<String> problems = config.problems();
+        if (!problems.isEmpty()) {
+            problems.forEach(p -> getLogger().severe("config.yml: " + p));
+            getLogger().severe("Warden is not sending anything until config.yml is fixed (then /warden reload).");
+            return;
+        }
+        start(config);
+    }
+
+    private void start(WardenConfig config) {
+        boolean folia = PlatformScheduler.isFolia();
+        boolean paperApi = classExists("com.destroystokyo.paper.network.NetworkClient");
+        TickSampler sampler = new TickSampler(getServer(), folia);
+        WardenCore started;
+        try {
+            started = new WardenCore(getDataFolder().toPath(), config, sampler, getLogger());
+        } catch (IOException e) {
+            getLogger().log(Level.SEVERE, "cannot use the data folder " + getDataFolder() + ": " + e.getMessage());
+            return;
+        }
+        scheduler.repeatOnServerThread(sampler, TickSampler.PERIOD_TICKS);
+        PluginManager plugins = getServer().getPluginManager();
+        plugins.registerEvents(new PlayerListener(started.capture(), paperApi), this);
+        if (classExists("io.papermc.paper.event.player.AsyncChatEvent")) {
+            plugins.registerEvents(new PaperChatListener(started.capture()), this);
+        } else {
+            plugins.registerEvents(new SpigotChatListener(started.capture()), this);
+        }
+        getServer().getServicesManager().register(WardenApi.class, started.capture(), this, ServicePriority.Normal);
+        Warden.set(started.capture());
+        if (plugins.isPluginEnabled("LuckPerms")) {
+            try {
+                dev.warden.plugin.paper.luckperms.LuckPermsIntegration.enable(this, started.capture());
+                getLogger().info("LuckPerms found: rank changes are sent.");
+            } catch (Throwable t) { // An incompatible LuckPerms fails alone, not the plugin.
+                getLogger().log(Level.WARNING, "LuckPerms integration failed; rank changes are not sent", t);
+            }
+        }
+        started.start();
+        core = started;
+        getLogger().info("Warden: sending to " + config.baseUrl() + " as server " + started.serverId()
+                + (folia ? " (Folia schedulers)" : ""));
+    }
+
+    private List<String> reload() {
+        reloadConfig();
+        WardenConfig config = ConfigReader.read(getConfig());
+        List<String> problems = config.problems();
+        if (!problems.isEmpty()) {
+            return problems;
+        }
+        WardenCore current = core;
+        if (current == null) {
+            start(config);
+        } else {
+            current.reload(config);
+        }
+        return List.of();
+    }
+
+    private Status status() {
+        WardenCore current = core;
+        return current == null ? null : current.status();
+    }
+
+    @Override
+    public void onDisable() {
+        Warden.set(null);
+        if (scheduler != null) {
+            scheduler.cancelAll();
+        }
+        WardenCore current = core;
+        core = null;
+        if (current != null) {
+            current.shutdown(ConfigReader.read(getConfig()).shutdownFlushSeconds());
+        }
+    }
+
+    private static boolean classExists(String name) {
+        try {
+            Class.forName(name, false, WardenPlugin.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+}

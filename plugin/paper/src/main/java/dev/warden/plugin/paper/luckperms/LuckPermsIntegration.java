@@ -1,0 +1,36 @@
+package dev.warden.plugin.paper.luckperms;
+
+import dev.warden.plugin.core.Capture;
+import net.luckperms.api.LuckPerms;
+import net.luckperms.api.LuckPermsProvider;
+import net.luckperms.api.event.node.NodeAddEvent;
+import net.luckperms.api.event.node.NodeMutateEvent;
+import net.luckperms.api.event.node.NodeRemoveEvent;
+import net.luckperms.api.model.user.User;
+import net.luckperms.api.node.Node;
+import net.luckperms.api.node.types.InheritanceNode;
+import org.bukkit.plugin.Plugin;
+
+/**
+ * Rank changes from LuckPerms: a group added to or removed from a player (an inheritance node),
+ * on the server where the change was made. Loaded only when LuckPerms is enabled; this class is the
+ * only one that names LuckPerms' API, so the plugin runs without it.
+ */
+public final class LuckPermsIntegration {
+    private LuckPermsIntegration() {}
+
+    public static void enable(Plugin plugin, Capture capture) {
+        LuckPerms luckPerms = LuckPermsProvider.get();
+        luckPerms.getEventBus().subscribe(plugin, NodeAddEvent.class, e -> handle(capture, e, e.getNode(), "add"));
+        luckPerms.getEventBus().subscribe(plugin, NodeRemoveEvent.class, e -> handle(capture, e, e.getNode(), "remove"));
+    }
+
+    static void handle(Capture capture, NodeMutateEvent event, Node node, String action) {
+        if (!event.isUser() || !(node instanceof InheritanceNode inheritance)) {
+            return;
+        }
+        User user = (User) event.getTarget();
+        capture.rankChange(user.getUniqueId(), user.getUsername(), action, inheritance.getGroupName(), null,
+                node.hasExpiry() ? node.getExpiry() : null);
+    }
+}

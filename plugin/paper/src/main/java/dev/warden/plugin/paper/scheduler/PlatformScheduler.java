@@ -1,0 +1,30 @@
+package dev.warden.plugin.paper.scheduler;
+
+import org.bukkit.plugin.Plugin;
+
+/**
+ * The one thing the plugin schedules on the server: a repeating task on the server's own thread
+ * (Bukkit's main thread; Folia's global region thread). Network and disk work never goes here:
+ * the core has its own thread.
+ */
+public interface PlatformScheduler {
+    /** Runs {@code task} every {@code periodTicks} ticks on the server thread. */
+    void repeatOnServerThread(Runnable task, long periodTicks);
+
+    /** Cancels everything this plugin scheduled. */
+    void cancelAll();
+
+    /** Folia when its region scheduler classes are present, else Bukkit's scheduler. */
+    static PlatformScheduler forServer(Plugin plugin) {
+        return isFolia() ? new FoliaScheduler(plugin) : new BukkitPlatformScheduler(plugin);
+    }
+
+    static boolean isFolia() {
+        try {
+            Class.forName("io.papermc.paper.threadedregions.RegionizedServer");
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+}

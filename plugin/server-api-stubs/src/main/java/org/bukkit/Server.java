@@ -1,0 +1,31 @@
+package org.bukkit;
+
+import java.util.Collection;
+import org.bukkit.entity.Player;
+import org.bukkit.plugin.PluginManager;
+import org.bukkit.plugin.ServicesManager;
+import org.bukkit.scheduler.BukkitScheduler;
+
+public interface Server {
+    String getName();
+
+    String getVersion();
+
+    String getBukkitVersion();
+
+    Collection<? extends Player> getOnlinePlayers();
+
+    int getMaxPlayers();
+
+    PluginManager getPluginManager();
+
+    BukkitScheduler getScheduler();
+
+    ServicesManager getServicesManager();
+
+    /** Paper only (not in Spigot's API). */
+    double[] getTPS();
+
+    /** Paper 1.20+ (Folia's schedulers, present on Paper too). */
+    io.papermc.paper.threadedregions.scheduler.GlobalRegionScheduler getGlobalRegionScheduler();
+}

@@ -1,0 +1,5 @@
+package org.bukkit.command;
+
+public abstract class Command {
+    protected Command(String name) {}
+}

@@ -1,0 +1,5 @@
+package org.bukkit.command;
+
+public interface CommandExecutor {
+    boolean onCommand(CommandSender sender, Command command, String label, String[] args);
+}

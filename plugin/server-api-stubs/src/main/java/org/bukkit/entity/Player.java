@@ -1,0 +1,14 @@
+package org.bukkit.entity;
+
+import java.net.InetSocketAddress;
+import org.bukkit.OfflinePlayer;
+import org.bukkit.command.CommandSender;
+
+/** In paper-api, Player extends HumanEntity (and so CommandSender), OfflinePlayer and NetworkClient. */
+public interface Player extends CommandSender, OfflinePlayer, com.destroystokyo.paper.network.NetworkClient {
+    @Override
+    String getName();
+
+    @Override
+    InetSocketAddress getAddress();
+}

@@ -1,0 +1,7 @@
+package org.bukkit.event;
+
+public interface Cancellable {
+    boolean isCancelled();
+
+    void setCancelled(boolean cancel);
+}

@@ -1,0 +1,10 @@
+package org.bukkit.event;
+
+public enum EventPriority {
+    LOWEST,
+    LOW,
+    NORMAL,
+    HIGH,
+    HIGHEST,
+    MONITOR
+}

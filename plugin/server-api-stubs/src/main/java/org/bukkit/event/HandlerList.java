@@ -1,0 +1,5 @@
+package org.bukkit.event;
+
+public class HandlerList {
+    public HandlerList() {}
+}

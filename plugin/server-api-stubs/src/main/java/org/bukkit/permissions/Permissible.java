@@ -1,0 +1,5 @@
+package org.bukkit.permissions;
+
+public interface Permissible {
+    boolean hasPermission(String name);
+}

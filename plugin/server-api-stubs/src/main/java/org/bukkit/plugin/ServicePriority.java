@@ -1,0 +1,9 @@
+package org.bukkit.plugin;
+
+public enum ServicePriority {
+    Lowest,
+    Low,
+    Normal,
+    High,
+    Highest
+}
