@@ -570,3 +570,19 @@ ensure_nginx_installed() {
     apt_install nginx-light
     [[ -x "$NGINX_BIN" ]] || die "nginx-light was installed but $NGINX_BIN is missing"
 }
+
+# ---------------------------------------------------------------------------------------------
+# The game-server plugin (plugin/, deploy/plugin.sh): Java 17+ and Maven from Debian
+# ---------------------------------------------------------------------------------------------
+
+# Installs Debian's openjdk-17-jdk-headless and maven when javac 17+ or mvn is missing.
+ensure_java_maven_installed() {
+    local major=0
+    if command -v javac >/dev/null 2>&1; then
+        major="$(javac -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p')"
+    fi
+    if ((${major:-0} < 17)) || ! command -v mvn >/dev/null 2>&1; then
+        apt_install openjdk-17-jdk-headless maven
+    fi
+    command -v mvn >/dev/null 2>&1 || die "maven was installed but mvn is not on PATH"
+}

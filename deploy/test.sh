@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need, starts a throw-away PostgreSQL, and runs the checks:
-#   cargo fmt --check, cargo clippy -D warnings, cargo test, the API fuzzer (deploy/fuzz.sh).
+#   cargo fmt --check, cargo clippy -D warnings, cargo test, the API fuzzer (deploy/fuzz.sh), and
+#   the game-server plugin's tests (deploy/plugin.sh).
 #
 #   ./deploy/test.sh [--no-lint] [-- CARGO_TEST_ARGS...]
 #
@@ -101,6 +102,11 @@ done
 run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
 # lib.sh's PostgreSQL start after an unclean stop (a stale postmaster.pid); a few seconds.
 run_step "stale postmaster.pid" deploy/tests/stale_pid.sh
+# The game-server plugin's unit and listener tests (Maven); skipped when cargo test was narrowed
+# to packages, or with PLUGIN_IN_TEST=0.
+if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "plugin" ./deploy/plugin.sh
+fi
 run_step "cargo test" cargo test --no-fail-fast ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
 
 # The OpenAPI-driven fuzzer (schemathesis) against the debug build of the stack, on its own

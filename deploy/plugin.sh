@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the game-server plugin (plugin/: core, Paper module, compile-only server API surface) and
+# runs its unit and listener tests. Installs Java 17 and Maven from Debian when missing; the
+# dependencies come from Maven Central (~/.m2 caches them).
+#
+#   ./deploy/plugin.sh [--skip-tests]
+#
+# Everything Maven says goes to stderr; the last line on stdout is the jar's path
+# (plugin/paper/target/Warden-<version>.jar), the file to copy into a server's plugins/ folder.
+set -euo pipefail
+
+# shellcheck source=deploy/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+
+mvn_args=(-B -ntp -f plugin/pom.xml)
+while (($# > 0)); do
+    case "$1" in
+    --skip-tests) mvn_args+=(-DskipTests) ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+    esac
+    shift
+done
+
+section "plugin: Java and Maven"
+ensure_java_maven_installed
+log "$(javac -version 2>&1); $(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g')"
+
+section "plugin: build and test"
+mvn "${mvn_args[@]}" clean verify >&2
+
+jar="$(ls "$REPO_ROOT"/plugin/paper/target/Warden-*.jar 2>/dev/null | grep -v original- | head -1 || true)"
+[[ -n "$jar" && -f "$jar" ]] || die "the build did not produce plugin/paper/target/Warden-*.jar"
+# The jar must hold our code only: never the server API surface, Gson or LuckPerms.
+if jar tf "$jar" | grep -qE '^(org/bukkit|io/papermc|com/google/gson|net/luckperms|net/kyori)/'; then
+    die "$jar holds classes the server provides; check the shade plugin's includes"
+fi
+printf '%s\n' "$jar"
