@@ -1,0 +1,347 @@
+package dev.warden.plugin.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The cross-language contract test: the plugin core sends every record kind to a real Warden stack
+ * (ingest, the event log on nats-server, the projector, PostgreSQL, query-api) and each is read
+ * back through the dashboard API. In the middle the stack is killed, the plugin is restarted while
+ * it is down, and the stack comes back: nothing is lost and nothing is stored twice.
+ *
+ * <p>Run by {@code deploy/plugin_contract.sh}, which builds the stack and sets:
+ * WARDEN_IT_STACK_CMD (a script that runs the stack in the foreground), WARDEN_IT_BASE_URL and
+ * WARDEN_IT_ADMIN_KEY. Skipped without them.
+ */
+@EnabledIfEnvironmentVariable(named = "WARDEN_IT_STACK_CMD", matches = ".+")
+class ContractIT {
+    static final String BASE = System.getenv("WARDEN_IT_BASE_URL");
+    static final String ADMIN = System.getenv("WARDEN_IT_ADMIN_KEY");
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @TempDir
+    Path dataFolder;
+
+    Process stack;
+    final Logger logger = Logger.getLogger("contract-it");
+
+    @AfterEach
+    void stopStack() throws Exception {
+        if (stack != null) {
+            stack.destroy();
+            stack.waitFor();
+        }
+    }
+
+    void startStack() throws Exception {
+        File log = new File(System.getenv().getOrDefault("WARDEN_IT_STACK_LOG", "/dev/null"));
+        stack = new ProcessBuilder(System.getenv("WARDEN_IT_STACK_CMD"))
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
+                .start();
+        waitFor("the stack's /readyz", Duration.ofSeconds(120), () -> {
+            if (!stack.isAlive()) {
+                throw new AssertionError("the stack exited with " + stack.exitValue() + " (log: " + log + ")");
+            }
+            try {
+                return HTTP.send(HttpRequest.newBuilder(URI.create(BASE + "/readyz")).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            } catch (IOException | InterruptedException e) {
+                return false;
+            }
+        });
+    }
+
+    /** The outage: the whole stack is killed at once (no graceful stop). */
+    void killStack() throws Exception {
+        stack.destroyForcibly();
+        stack.waitFor();
+        stack = null;
+    }
+
+    static void waitFor(String what, Duration limit, BooleanSupplier done) throws InterruptedException {
+        Instant deadline = Instant.now().plus(limit);
+        while (!done.getAsBoolean()) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new AssertionError("timed out after " + limit.toSeconds() + " s waiting for " + what);
+            }
+            Thread.sleep(250);
+        }
+    }
+
+    static JsonElement call(String method, String path, String key, String body) throws Exception {
+        while (true) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(BASE + path)).timeout(Duration.ofSeconds(10))
+                    .header("Authorization", "Bearer " + key);
+            if (body != null) {
+                b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
+            } else {
+                b.method(method, HttpRequest.BodyPublishers.noBody());
+            }
+            HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() == 429) { // the dashboard key's quota: wait as told
+                long wait = r.headers().firstValue("Retry-After").map(Long::parseLong).orElse(1L);
+                Thread.sleep(wait * 1000 + 100);
+                continue;
+            }
+            if (r.statusCode() / 100 != 2) {
+                throw new AssertionError(method + " " + path + " answered " + r.statusCode() + ": " + r.body());
+            }
+            return r.body().isEmpty() ? null : JsonParser.parseString(r.body());
+        }
+    }
+
+    WardenConfig config(String pluginKey) {
+        WardenConfig d = WardenConfig.defaults(BASE, pluginKey);
+        // A 1 s cycle and at most 2 s between attempts keep the test short.
+        return new WardenConfig(BASE, pluginKey, 1, "contract-test", 10_000, 64, 8, 3, 5, 2,
+                true, true, true, true, true, true, "global", d.redactCommands(), List.of());
+    }
+
+    static final ServerStats STATS = new ServerStats() {
+        @Override
+        public double tps() {
+            return 19.8;
+        }
+
+        @Override
+        public int playerCount() {
+            return 1;
+        }
+
+        @Override
+        public int maxPlayers() {
+            return 100;
+        }
+
+        @Override
+        public String version() {
+            return "Paper 1.21.4";
+        }
+
+        @Override
+        public String defaultName() {
+            return "unused";
+        }
+    };
+
+    static void drained(WardenCore core) throws InterruptedException {
+        waitFor("the plugin to deliver everything", Duration.ofSeconds(60), () -> {
+            Status s = core.status();
+            return s.queued() == 0 && s.spoolBatches() == 0 && "connected".equals(s.connection());
+        });
+    }
+
+    @Test
+    void everyRecordKindReachesTheDashboardApiThroughAnOutage() throws Exception {
+        startStack();
+        String account = call("POST", "/api/admin/accounts", ADMIN, "{\"name\":\"plugin contract\"}")
+                .getAsJsonObject().get("id").getAsString();
+        String pluginKey = call("POST", "/api/admin/accounts/" + account + "/keys", ADMIN,
+                "{\"kind\":\"plugin\",\"label\":\"contract\"}").getAsJsonObject().get("key").getAsString();
+        String dashKey = call("POST", "/api/admin/accounts/" + account + "/keys", ADMIN,
+                "{\"kind\":\"dashboard\"}").getAsJsonObject().get("key").getAsString();
+
+        UUID player = UuidV7.at(Instant.now());
+        Set<String> chats = new HashSet<>();
+        List<String> eventIds = new ArrayList<>();
+
+        // ---- Phase 1: the stack is up; one of every kind. ----
+        WardenCore core = new WardenCore(dataFolder, config(pluginKey), STATS, logger);
+        UUID serverId = core.serverId();
+        core.start();
+        Capture c = core.capture();
+        c.join(player, "Contract", "203.0.113.9", "protocol 769");
+        c.chat(player, "Contract", "hello from java");
+        chats.add("hello from java");
+        c.command(player, "Contract", "/login hunter2");
+        chats.add("/login [redacted]");
+        c.command(player, "Contract", "/spawn");
+        chats.add("/spawn");
+        c.punishment(player, "Contract", "kick", "Spamming", null, null, null, false, "minecraft");
+        c.punishment(player, "Contract", "ban", "Griefing", UUID.randomUUID(), "Moderator",
+                Instant.now().plusSeconds(86_400), false, "minecraft");
+        Instant now = Instant.now();
+        UUID flagId = UuidV7.at(now);
+        c.record(new Records.AnticheatFlag(flagId, serverId, player, "Contract", "Reach", "A", 4.5, "3.4 blocks",
+                "grim", false, now));
+        c.rankChange(player, "Contract", "add", "vip", null, null);
+        UUID linkId = UuidV7.at(now);
+        c.record(new Records.AccountLink(linkId, player, "discord", "123456789", "contract#0001", "link", now));
+        Map<String, Object> props = new LinkedHashMap<>();
+        props.put("crate", "vote");
+        props.put("keys", 2);
+        props.put("ratio", 0.25);
+        props.put("nested", Map.of("list", List.of(1, "two", true)));
+        assertTrue(c.track(player, "crate_opened", props));
+        drained(core);
+        assertFalse(core.status().sentRecords() < 11, core.status().toString());
+
+        // A retry after a lost answer: the same batch twice is stored once.
+        Batch twice = new Batcher().batch(List.of(
+                new Records.Chat(UuidV7.at(Instant.now()), serverId, player, "Contract", "chat", "sent twice", "global",
+                        Instant.now()))).get(0);
+        chats.add("sent twice");
+        HttpTransport direct = new HttpTransport(BASE, pluginKey, "contract-test");
+        assertEquals(202, direct.send(RecordKind.CHAT, twice.gzipBody(), Duration.ofSeconds(10)).status());
+        assertEquals(202, direct.send(RecordKind.CHAT, twice.gzipBody(), Duration.ofSeconds(10)).status());
+
+        // ---- Phase 2: the outage. The stack dies; the plugin keeps capturing. ----
+        killStack();
+        for (int i = 0; i < 20; i++) {
+            c.chat(player, "Contract", "during the outage " + i);
+            chats.add("during the outage " + i);
+            c.track(player, "crate_opened", Map.of("i", i));
+        }
+        waitFor("the plugin to notice the outage", Duration.ofSeconds(30),
+                () -> core.status().spoolBatches() > 0 && core.status().lastError() != null
+                        && core.status().lastError().startsWith("network error"));
+        // The server restarts while the stack is still down: the spool keeps everything.
+        core.shutdown(1);
+        WardenCore restarted = new WardenCore(dataFolder, config(pluginKey), STATS, logger);
+        assertEquals(serverId, restarted.serverId(), "the server id is kept across restarts");
+        assertTrue(restarted.status().spoolBatches() > 0 || Files.list(dataFolder.resolve("spool")).findAny().isPresent());
+        restarted.start();
+        Capture c2 = restarted.capture();
+        c2.chat(player, "Contract", "after the plugin restart");
+        chats.add("after the plugin restart");
+        assertTrue(c2.track(player, "crate_opened", Map.of("after", true)));
+        c2.quit(player, "Contract");
+        Thread.sleep(1500); // at least one failed cycle while the stack is down
+
+        // ---- Phase 3: the stack comes back; the plugin catches up by itself. ----
+        startStack();
+        drained(restarted);
+        restarted.shutdown(3); // online: false
+
+        // ---- Read everything back through the dashboard API. ----
+        waitFor("every custom event to be readable", Duration.ofSeconds(90), () -> {
+            try {
+                JsonArray items = call("GET", "/api/v1/events?name=crate_opened&player_uuid=" + player + "&limit=500",
+                        dashKey, null).getAsJsonObject().getAsJsonArray("items");
+                return items.size() >= 22;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        JsonArray events = call("GET", "/api/v1/events?name=crate_opened&player_uuid=" + player + "&limit=500",
+                dashKey, null).getAsJsonObject().getAsJsonArray("items");
+        assertEquals(22, events.size(), "every custom event once");
+        Set<String> ids = new HashSet<>();
+        JsonObject first = null;
+        for (JsonElement e : events) {
+            JsonObject o = e.getAsJsonObject();
+            assertTrue(ids.add(o.get("id").getAsString()), "no custom event twice");
+            if (o.getAsJsonObject("properties").has("crate")) {
+                first = o;
+            }
+        }
+        assertNotNull(first);
+        assertEquals("{\"crate\":\"vote\",\"keys\":2,\"ratio\":0.25,\"nested\":{\"list\":[1,\"two\",true]}}",
+                first.getAsJsonObject("properties").toString(), "properties as sent, order and numbers included");
+        eventIds.addAll(ids);
+
+        waitFor("the chat log", Duration.ofSeconds(60), () -> {
+            try {
+                return call("GET", "/api/players/" + player + "/chatlog?limit=500", dashKey, null)
+                        .getAsJsonObject().getAsJsonArray("items").size() >= chats.size();
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        JsonArray chatlog = call("GET", "/api/players/" + player + "/chatlog?limit=500", dashKey, null)
+                .getAsJsonObject().getAsJsonArray("items");
+        List<String> messages = new ArrayList<>();
+        Set<String> chatIds = new HashSet<>();
+        for (JsonElement e : chatlog) {
+            JsonObject o = e.getAsJsonObject();
+            messages.add(o.get("message").getAsString());
+            assertTrue(chatIds.add(o.get("id").getAsString()), "no chat line twice: " + o);
+            assertEquals(serverId.toString(), o.get("server_id").getAsString());
+            if (o.get("message").getAsString().startsWith("/")) {
+                assertEquals("command", o.get("entry_type").getAsString());
+            }
+        }
+        assertEquals(chats, new HashSet<>(messages));
+        assertEquals(chats.size(), messages.size(), "each line exactly once: " + messages);
+        assertFalse(messages.toString().contains("hunter2"));
+
+        JsonObject lookup = call("GET", "/api/players/" + player, dashKey, null).getAsJsonObject();
+        assertEquals("Contract", lookup.get("username").getAsString());
+        JsonArray joins = lookup.getAsJsonArray("joins");
+        assertEquals(1, joins.size(), lookup.toString());
+        assertEquals(serverId.toString(), joins.get(0).getAsJsonObject().get("server_id").getAsString());
+        assertFalse(joins.get(0).getAsJsonObject().get("left_at").isJsonNull(), "the quit closed the session");
+        assertEquals("discord", lookup.getAsJsonObject("linked_account").get("platform").getAsString());
+        assertEquals("vip", lookup.get("rank").getAsString());
+
+        JsonArray punishments = call("GET", "/api/players/" + player + "/punishments", dashKey, null)
+                .getAsJsonObject().getAsJsonArray("items");
+        assertEquals(2, punishments.size(), punishments.toString());
+        Set<String> types = new HashSet<>();
+        for (JsonElement e : punishments) {
+            JsonObject o = e.getAsJsonObject();
+            types.add(o.get("type").getAsString());
+            if (o.get("type").getAsString().equals("ban")) {
+                assertTrue(o.get("is_active").getAsBoolean());
+                assertEquals("Griefing", o.get("reason").getAsString());
+                assertFalse(o.get("expires_at").isJsonNull());
+            }
+        }
+        assertEquals(Set.of("kick", "ban"), types);
+
+        JsonArray flags = call("GET", "/api/players/" + player + "/flags", dashKey, null)
+                .getAsJsonObject().getAsJsonArray("items");
+        assertEquals(1, flags.size());
+        assertEquals(flagId.toString(), flags.get(0).getAsJsonObject().get("id").getAsString());
+        assertEquals("Reach", flags.get(0).getAsJsonObject().get("check_name").getAsString());
+
+        JsonArray rank = call("GET", "/api/v1/events?internal=true&name=rank_change&player_uuid=" + player,
+                dashKey, null).getAsJsonObject().getAsJsonArray("items");
+        assertEquals(1, rank.size());
+        assertEquals("vip", rank.get(0).getAsJsonObject().getAsJsonObject("properties").get("group").getAsString());
+
+        JsonObject server = null;
+        for (JsonElement e : call("GET", "/api/servers", dashKey, null).getAsJsonObject().getAsJsonArray("items")) {
+            if (e.getAsJsonObject().get("id").getAsString().equals(serverId.toString())) {
+                server = e.getAsJsonObject();
+            }
+        }
+        assertNotNull(server, "the server is listed");
+        assertEquals("contract-test", server.get("name").getAsString());
+        assertEquals("Paper 1.21.4", server.get("version").getAsString());
+        assertEquals(100, server.get("max_players").getAsInt());
+        assertFalse(server.get("is_online").getAsBoolean(), "the clean shutdown's heartbeat said offline");
+        assertEquals(22, eventIds.size());
+    }
+}
