@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.UUID;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
@@ -41,6 +42,7 @@ public final class WardenCore {
                     + " records) left from before; sending them first");
         }
         this.delivery = new Delivery(queue, spool, serverId, stats, config, transport, System::currentTimeMillis, logger);
+        delivery.refreshCounts();
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "Warden delivery");
             t.setDaemon(true);
@@ -79,6 +81,20 @@ public final class WardenCore {
     }
 
     /**
+     * Runs a sync cycle now on the delivery thread (heartbeat, drain, send within the backoff and
+     * the cycle's budget) and gives the status right after it. When that status shows an empty
+     * queue and spool, everything queued before the call has been answered for.
+     */
+    public Future<Status> syncNow() {
+        return thread.submit(() -> {
+            delivery.cycle(true);
+            delivery.send(Long.MAX_VALUE);
+            delivery.refreshCounts();
+            return delivery.status();
+        });
+    }
+
+    /**
      * Clean shutdown: an {@code online: false} heartbeat, then everything queued is spooled and
      * sent for at most {@code flushSeconds}; what is still unsent stays in the spool for the next
      * start. Blocks the calling thread for at most about {@code flushSeconds} + 1 s.
@@ -97,6 +113,15 @@ public final class WardenCore {
             Thread.currentThread().interrupt();
         }
         thread.shutdownNow();
+        try {
+            if (!thread.awaitTermination(1, TimeUnit.SECONDS)) {
+                logger.warning("shutdown: the delivery thread did not stop; what is queued is not flushed");
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
         // The delivery thread has stopped: this thread owns the delivery state from here.
         delivery.cycle(false);
         delivery.flush(deadline);
