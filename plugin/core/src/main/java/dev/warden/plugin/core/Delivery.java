@@ -6,6 +6,7 @@ import com.google.gson.JsonParser;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -144,12 +145,16 @@ public final class Delivery {
         refreshCounts();
     }
 
-    private boolean sendOne(Spool.Entry entry, long now, long deadlineMillis) {
+    private boolean sendOne(Spool.Entry first, long now, long deadlineMillis) {
         long timeoutMillis = Math.min(config.requestTimeoutSeconds() * 1000L, Math.max(deadlineMillis - now, 1));
         Transport.Response response;
+        Spool.Entry entry;
+        List<Spool.Entry> group;
         try {
-            byte[] body = spool.read(entry);
-            response = transport.send(entry.kind(), body, Duration.ofMillis(timeoutMillis));
+            Merged merged = merge(first);
+            group = merged.entries();
+            entry = new Spool.Entry(first.seq(), first.kind(), merged.count(), 0, null, null);
+            response = transport.send(first.kind(), merged.body(), Duration.ofMillis(timeoutMillis));
         } catch (IOException e) {
             failure("network error: " + e.getClass().getSimpleName()
                     + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"), -1);
@@ -160,7 +165,7 @@ public final class Delivery {
         }
         int status = response.status();
         if (status >= 200 && status < 300) {
-            spool.remove(entry);
+            group.forEach(spool::remove);
             countAccepted(entry, response.body());
             backoff.reset();
             connection = "connected";
@@ -186,7 +191,7 @@ public final class Delivery {
         }
         if (status == 400 || status == 413 || status == 415 || status == 422
                 || (status >= 400 && status < 500 && status != 404 && status != 408)) {
-            spool.remove(entry);
+            group.forEach(spool::remove);
             refusedRecords += entry.count();
             connection = "connected";
             error(status + " " + problemCode(response.body()) + ": the service refused a batch of "
@@ -195,6 +200,43 @@ public final class Delivery {
         }
         failure(status + " " + problemCode(response.body()), response.retryAfterSeconds());
         return false;
+    }
+
+    /** One request's body: spooled batches of one kind, merged. */
+    private record Merged(List<Spool.Entry> entries, int count, byte[] body) {}
+
+    /**
+     * The oldest batch, joined by the next batches of the same kind while the request stays within
+     * the contract's bounds (1,000 records, {@link Batcher#MAX_BODY_BYTES}): after an outage, the
+     * many small batches of its cycles go out in few requests.
+     */
+    private Merged merge(Spool.Entry first) throws IOException {
+        byte[] firstBody = spool.read(first);
+        List<Spool.Entry> same = spool.oldestOfKind(first.kind(), Batcher.MAX_RECORDS);
+        if (same.size() < 2 || first.count() >= Batcher.MAX_RECORDS) {
+            return new Merged(List.of(first), first.count(), firstBody);
+        }
+        List<Spool.Entry> entries = new ArrayList<>();
+        List<byte[]> arrays = new ArrayList<>();
+        int count = 0;
+        long bytes = 2;
+        for (Spool.Entry e : same) {
+            if (count + e.count() > Batcher.MAX_RECORDS) {
+                break;
+            }
+            byte[] json = Gzip.decompress(e == first ? firstBody : spool.read(e));
+            if (!entries.isEmpty() && bytes + json.length - 1 > Batcher.MAX_BODY_BYTES) {
+                break;
+            }
+            entries.add(e);
+            arrays.add(json);
+            count += e.count();
+            bytes += json.length - 1;
+        }
+        if (entries.size() == 1) {
+            return new Merged(entries, count, firstBody);
+        }
+        return new Merged(entries, count, Gzip.joinArrays(arrays));
     }
 
     private void failure(String what, long retryAfterSeconds) {

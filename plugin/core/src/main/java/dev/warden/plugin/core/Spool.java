@@ -144,6 +144,20 @@ public final class Spool {
         return out;
     }
 
+    /** The oldest entries of {@code kind}, up to {@code max}. */
+    public List<Entry> oldestOfKind(RecordKind kind, int max) {
+        List<Entry> out = new ArrayList<>();
+        for (Entry e : entries.values()) {
+            if (out.size() == max) {
+                break;
+            }
+            if (e.kind() == kind) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+
     /** The request body of {@code e}. */
     public byte[] read(Entry e) throws IOException {
         return e.data() != null ? e.data() : Files.readAllBytes(e.file());

@@ -247,4 +247,37 @@ class DeliveryTest {
                 .map(e -> e.getAsJsonObject().get("message").getAsString()).toList();
         assertEquals(List.of("kept"), messages);
     }
+
+    @Test
+    void afterAnOutageTheBacklogGoesOutInFewRequests() throws Exception {
+        Delivery d = delivery();
+        String url = service.baseUrl();
+        service.close(); // down from the start
+        for (int cycle = 0; cycle < 40; cycle++) {
+            for (int i = 0; i < 30; i++) {
+                capture.chat(TestSupport.PLAYER, "Notch", "c" + cycle + " m" + i);
+            }
+            d.tick();
+            clock.addAndGet(15_000);
+        }
+        d.refreshCounts();
+        assertEquals(80, d.status().spoolBatches(), "40 heartbeats and 40 chat batches");
+
+        service = new FakeService();
+        WardenConfig c = WardenConfig.defaults(service.baseUrl(), KEY);
+        d.configure(c, new HttpTransport(c.baseUrl(), KEY, "test"));
+        d.tick();
+        d.refreshCounts();
+        assertEquals(0, d.status().spoolBatches());
+        // 41 heartbeats in one request; 1,200 chat lines in two: whole batches of 30, up to 1,000.
+        assertEquals(List.of("/api/plugin/heartbeat", "/api/plugin/chat", "/api/plugin/chat"), service.paths());
+        assertEquals(List.of(41, 990, 210), service.requests().stream().map(r -> r.body().size()).toList());
+        List<String> messages = service.requests().stream().filter(r -> r.path().equals("/api/plugin/chat"))
+                .flatMap(r -> r.body().asList().stream())
+                .map(e -> e.getAsJsonObject().get("message").getAsString()).toList();
+        assertEquals("c0 m0", messages.get(0));
+        assertEquals("c39 m29", messages.get(messages.size() - 1));
+        assertEquals(1200, new HashSet<>(messages).size());
+        assertFalse(url.isEmpty());
+    }
 }
