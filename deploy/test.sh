@@ -109,6 +109,12 @@ if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
 fi
 run_step "cargo test" cargo test --no-fail-fast ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
 
+# The plugin's contract test: the plugin core (Java) against the debug build of the stack, every
+# record kind read back through the dashboard API across a kill and restart of the stack.
+if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "plugin contract" ./deploy/plugin_contract.sh
+fi
+
 # The OpenAPI-driven fuzzer (schemathesis) against the debug build of the stack, on its own
 # nats-server and a database in the throw-away cluster: fails on any 5xx, or when the pipeline
 # stops projecting. FUZZ_IN_TEST=0 skips it; it is skipped when cargo test was narrowed.
