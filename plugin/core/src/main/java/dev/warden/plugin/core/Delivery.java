@@ -300,7 +300,7 @@ public final class Delivery {
     public Status status() {
         long nb = notBeforeVisible;
         long[] c = spoolCounts;
-        return new Status(connection, queue.size(), queue.capacity(), queue.dropped(),
+        return new Status(serverId, connection, queue.size(), queue.capacity(), queue.dropped(),
                 (int) c[0], c[1], c[2], spool.maxBytes(), c[3],
                 sentRecords, refusedRecords, lastSync, lastError, lastErrorAt,
                 nb > clock.getAsLong() ? Instant.ofEpochMilli(nb) : null);

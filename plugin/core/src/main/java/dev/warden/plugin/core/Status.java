@@ -1,9 +1,11 @@
 package dev.warden.plugin.core;
 
 import java.time.Instant;
+import java.util.UUID;
 
 /** What {@code /warden status} shows. */
 public record Status(
+        UUID serverId,
         String connection,
         int queued,
         int queueCapacity,

@@ -64,6 +64,7 @@ final class WardenCommand implements CommandExecutor, TabCompleter {
         return List.of(
                 "Warden: " + s.connection()
                         + (s.nextAttempt() != null ? " (next attempt in " + ago(now, s.nextAttempt()) + ")" : ""),
+                "  server id: " + s.serverId(),
                 "  queue: " + s.queued() + " / " + s.queueCapacity()
                         + (s.queueDropped() > 0 ? " (" + s.queueDropped() + " dropped while full)" : ""),
                 "  spool: " + s.spoolRecords() + " records in " + s.spoolBatches() + " batches, "

@@ -27,7 +27,7 @@ class WardenCommandTest {
     }
 
     final Instant now = Instant.now();
-    final Status status = new Status("unreachable, retrying", 12, 50_000, 0, 3, 40, 2048, 64L << 20, 0, 1000, 2,
+    final Status status = new Status(java.util.UUID.fromString("0190a5f2-0000-7000-8000-000000000001"), "unreachable, retrying", 12, 50_000, 0, 3, 40, 2048, 64L << 20, 0, 1000, 2,
             now.minusSeconds(30), "503 unavailable: retrying in 4 s (attempt 2)", now.minusSeconds(3), now.plusSeconds(4));
 
     @Test
@@ -41,6 +41,7 @@ class WardenCommandTest {
         cmd.onCommand(sender(Set.of("warden.status"), out), null, "warden", new String[] {"status"});
         String text = String.join("\n", out);
         assertTrue(text.contains("unreachable, retrying"), text);
+        assertTrue(text.contains("server id: 0190a5f2-0000-7000-8000-000000000001"), text);
         assertTrue(text.contains("queue: 12 / 50000"), text);
         assertTrue(text.contains("spool: 40 records in 3 batches"), text);
         assertTrue(text.contains("last sync: 30 s ago"), text);
