@@ -15,7 +15,8 @@
 #                 implies --detach
 #
 # Environment: NATS_URL, DATABASE_URL (use these instead of private servers), NATS_PORT, PG_PORT,
-# HTTP_PORT (override the remembered ports), RUST_LOG (default info), LOG_FORMAT (default pretty).
+# HTTP_PORT (override the remembered ports), RUST_LOG (default info), LOG_FORMAT (default pretty),
+# PLUGIN_IN_UP=0 (do not build the game-server plugin's jar for the dashboard's Connect page).
 set -euo pipefail
 
 # shellcheck source=deploy/lib.sh
@@ -92,6 +93,19 @@ FLEET_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/demo-fleet"
 if [[ "$demo" == true && ! -x "$FLEET_BIN" ]]; then
     die "cargo build succeeded but $FLEET_BIN does not exist"
 fi
+# The game-server plugin's jar, offered for download on the dashboard's Connect page. Without it
+# (no Java, Maven Central unreachable) the stack still starts and the page says how to build it.
+PLUGIN_JAR=""
+if [[ "${PLUGIN_IN_UP:-1}" != 0 ]]; then
+    log "building the game-server plugin (log: $LOG_DIR/plugin-build.log)"
+    if jar_path="$(./deploy/plugin.sh --skip-tests 2>"$LOG_DIR/plugin-build.log" | tail -n 1)" &&
+        [[ -f "$jar_path" ]]; then
+        PLUGIN_JAR="$jar_path"
+        log "plugin jar: $PLUGIN_JAR"
+    else
+        log "warning: the plugin did not build (see $LOG_DIR/plugin-build.log); the Connect page offers no jar"
+    fi
+fi
 
 section "stack"
 # A fleet from an earlier start would write to the stack while it restarts.
@@ -104,7 +118,7 @@ printf '\n----- %s deploy/up.sh starting stack -----\n' "$(date -u +%FT%TZ)" >>"
 WEBHOOK_ALLOW_NETWORKS="${WEBHOOK_ALLOW_NETWORKS:-loopback}"
 BIND_ADDR="127.0.0.1:$HTTP_PORT" ADMIN_KEY="$ADMIN_KEY" IP_HASH_KEY="$IP_HASH_KEY" \
     WEBHOOK_SECRETS_KEY="$WEBHOOK_SECRETS_KEY" WEBHOOK_ALLOW_NETWORKS="$WEBHOOK_ALLOW_NETWORKS" \
-    PRIVACY_MASTER_KEY="$PRIVACY_MASTER_KEY" \
+    PRIVACY_MASTER_KEY="$PRIVACY_MASTER_KEY" PLUGIN_JAR="$PLUGIN_JAR" PLUGIN_BASE_URL="$BASE_URL" \
     LOG_FORMAT="${LOG_FORMAT:-pretty}" RUST_LOG="${RUST_LOG:-info}" \
     setsid "$STACK_BIN" </dev/null >>"$STACK_LOG" 2>&1 &
 stack_pid=$!
@@ -242,6 +256,7 @@ The local stack is up.
   plugin key:     $PLUGIN_KEY
   dashboard key:  $DASHBOARD_KEY
   dashboard:      $BASE_URL/ (sign in as $DASHBOARD_LOGIN, password $DASHBOARD_PASSWORD)
+  game server:    $BASE_URL/connect (a plugin key, its config.yml and the plugin jar)
   all of these:   $STACK_ENV (source it)
 
 Try:
