@@ -8,7 +8,8 @@
 //   BASE_URL=$BASE_URL LOGIN=$DASHBOARD_LOGIN PASSWORD=$DASHBOARD_PASSWORD \
 //     node tests/browser/screenshots.mjs
 //
-// OUT_DIR (default <repo>/docs/images), CHROMIUM_BIN (default /usr/bin/chromium).
+// OUT_DIR (default <repo>/docs/images), PLAYER_UUID (the player page to show; default: the
+// newest punished player), CHROMIUM_BIN (default /usr/bin/chromium).
 
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -31,14 +32,22 @@ async function firstLink(page, path, selector) {
   return new URL(href, BASE_URL).pathname;
 }
 
-/** Opens `path`, lets charts draw, and saves the viewport as `<name>.png`. */
-async function capture(page, name, path) {
+/**
+ * Opens `path`, lets charts draw, and saves the top of the page, 1280 pixels wide and at most
+ * `height` tall, as `<name>.png`.
+ */
+async function capture(page, name, path, height = 1100) {
   const response = await page.goto(`${BASE_URL}${path}`, { waitUntil: 'networkidle' });
   const status = response?.status() ?? 0;
   if (status !== 200) fail(`${path} answered ${status}`);
   // uPlot draws after load; give the charts a frame.
   await page.waitForTimeout(500);
-  await page.screenshot({ path: join(OUT_DIR, `${name}.png`) });
+  const full = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.screenshot({
+    path: join(OUT_DIR, `${name}.png`),
+    fullPage: true,
+    clip: { x: 0, y: 0, width: 1280, height: Math.min(full, height) },
+  });
   log(`${name}.png: ${path}`);
 }
 
@@ -53,16 +62,18 @@ run('screenshots', 120_000, async () => {
     watchProblems(page, problems);
     await signIn(page, BASE_URL, LOGIN, PASSWORD);
     const server = await firstLink(page, '/servers', 'main a[href^="/servers/"]');
-    const player = await firstLink(page, '/players', 'main a[href^="/players/"]');
-    await capture(page, 'overview', '/');
-    await capture(page, 'servers', '/servers');
-    await capture(page, 'server', server);
-    await capture(page, 'investigate', player);
+    // A punished player (or PLAYER_UUID's): their page has the most to show.
+    const player = process.env.PLAYER_UUID ? `/players/${process.env.PLAYER_UUID}`
+      : await firstLink(page, '/punishments', 'main a[href^="/players/"]');
+    await capture(page, 'overview', '/', 1400);
+    await capture(page, 'servers', '/servers', 800);
+    await capture(page, 'server', server, 1400);
+    await capture(page, 'investigate', player, 1600);
     await capture(page, 'punishments', '/punishments');
     await capture(page, 'anticheat', '/anticheat');
     await capture(page, 'events', '/events');
-    await capture(page, 'trends', '/analytics/trends');
-    await capture(page, 'retention', '/analytics/retention');
+    await capture(page, 'trends', '/analytics/trends?kind=event&event=quest_started&bucket=day&measure=total&breakdown=server', 1500);
+    await capture(page, 'retention', '/analytics/retention?period=day&days=1,3,7', 1500);
     await capture(page, 'alerts', '/alerts');
     if (problems.length > 0) fail(`\n  - ${problems.join('\n  - ')}`);
   } finally {
