@@ -6,6 +6,8 @@
 - Every environment variable the services read (ingest, projector and the notifier, query-api,
   shared, the all-in-one stack) has a row in docs/configuration.md, and every row names a
   variable some code reads (the services, deploy/*.sh, or the platform's own).
+- Every `--flag` README.md and docs/ give `query-api`, `projector`, `demo-fleet` or a
+  deploy/ script is one that command defines.
 - README.md, CHANGELOG.md and docs/ speak of the product only: not of numbered issues or work
   sessions, nor of the machine something was measured on.
 
@@ -115,6 +117,57 @@ def check_configuration(problems: list[str]) -> None:
         problems.append(f"docs/configuration.md: {name} has a row, but no code reads it")
 
 
+# The commands the docs show, and where each one's flags are defined.
+COMMANDS = {
+    "query-api": ["query-api/src/cli.rs", "query-api/src/team/cli.rs"],
+    "projector": ["projector/src/main.rs"],
+    "demo-fleet": ["deploy/fleet/src/config.rs"],
+    "deploy/up.sh": ["deploy/up.sh"],
+    "deploy/test.sh": ["deploy/test.sh"],
+    "deploy/bench.sh": ["deploy/bench.sh"],
+    "deploy/fuzz.sh": ["deploy/fuzz.sh"],
+}
+
+
+def flags_defined(sources: list[str]) -> set[str]:
+    """A clap struct's `#[arg(long)]` fields (as `--kebab-case`, or their `long = "..."`), and a
+    script's `--flag)` cases."""
+    flags = {"--help"}
+    for source in sources:
+        text = (ROOT / source).read_text(encoding="utf-8")
+        fields = re.findall(
+            r"#\[arg\(([^]]*)\)\]\s*(?:#\[[^]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?(\w+):", text
+        )
+        for attribute, field in fields:
+            if "long" not in attribute:
+                continue
+            named = re.search(r'long\s*=\s*"([a-z0-9-]+)"', attribute)
+            flags.add("--" + (named.group(1) if named else field.replace("_", "-")))
+        flags.update(re.findall(r"^\s*(?:-\w \| )?(--[a-z][a-z0-9-]*)\)", text, re.M))
+    return flags
+
+
+def check_flags(problems: list[str]) -> None:
+    """Every `--flag` the docs give a command exists in that command's definition."""
+    defined = {command: flags_defined(sources) for command, sources in COMMANDS.items()}
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    for path in files:
+        if not path.exists():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for command, flags in defined.items():
+                at = line.find(command + " ")
+                if at < 0:
+                    continue
+                # The flags up to the next command on the line (`;`, `|`, `&&`, a comment).
+                rest = re.split(r"[;|&#`]", line[at + len(command):])[0]
+                for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
+                    if flag not in flags:
+                        problems.append(
+                            f"{path.relative_to(ROOT)}:{number}: {command} has no {flag}"
+                        )
+
+
 def check_product_only(problems: list[str]) -> None:
     files = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("**/*.md"))]
     for path in files:
@@ -133,11 +186,13 @@ def main() -> int:
     problems: list[str] = []
     check_links(problems)
     check_configuration(problems)
+    check_flags(problems)
     check_product_only(problems)
     if problems:
         print("documentation checks failed:", *problems, sep="\n  - ")
         return 1
-    print("documentation: ok (links and anchors, configuration variables, product-only text)")
+    print("documentation: ok (links and anchors, configuration variables, command flags, "
+          "product-only text)")
     return 0
 
 
