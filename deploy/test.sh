@@ -100,6 +100,9 @@ for arg in ${test_args[@]+"${test_args[@]}"}; do
 done
 # Offline checks of deploy/ (Dockerfile, compose, nginx, NATS configs, Kubernetes manifests).
 run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
+# Offline checks of the docs: links and anchors, every configuration variable documented (and
+# no stale one), product-only text in README, CHANGELOG and docs/.
+run_step "documentation" "$VENV_DIR/bin/python" deploy/check_docs.py
 # lib.sh's PostgreSQL start after an unclean stop (a stale postmaster.pid); a few seconds.
 run_step "stale postmaster.pid" deploy/tests/stale_pid.sh
 # The game-server plugin's unit and listener tests (Maven); skipped when cargo test was narrowed

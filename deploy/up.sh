@@ -114,7 +114,7 @@ stop_stack
 log "starting $STACK_BIN on $BASE_URL (log: $STACK_LOG)"
 printf '\n----- %s deploy/up.sh starting stack -----\n' "$(date -u +%FT%TZ)" >>"$STACK_LOG"
 # WEBHOOK_ALLOW_NETWORKS=loopback: alert destinations may be a receiver on this machine
-# (http://127.0.0.1:PORT/...), which a production deployment refuses (README, "Configuration").
+# (http://127.0.0.1:PORT/...), which a production deployment refuses (docs/configuration.md).
 WEBHOOK_ALLOW_NETWORKS="${WEBHOOK_ALLOW_NETWORKS:-loopback}"
 BIND_ADDR="127.0.0.1:$HTTP_PORT" ADMIN_KEY="$ADMIN_KEY" IP_HASH_KEY="$IP_HASH_KEY" \
     WEBHOOK_SECRETS_KEY="$WEBHOOK_SECRETS_KEY" WEBHOOK_ALLOW_NETWORKS="$WEBHOOK_ALLOW_NETWORKS" \
