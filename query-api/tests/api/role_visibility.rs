@@ -485,8 +485,13 @@ async fn every_view_shows_each_role_only_what_the_roles_table_allows() -> anyhow
             .page("/events?internal=true&names=chat_message", StatusCode::OK)
             .await?;
         assert!(events.contains(r#"data-name="chat_message""#), "{events}");
-        let withheld = events.contains(r#"data-testid="withheld""#);
-        assert_eq!(withheld, role < ADMIN, "{} {events}", ROLES[role]);
+        // Below admin the row says its values are withheld; from admin it shows them.
+        if events.contains(r#"data-testid="withheld""#) != (role < ADMIN) {
+            let who = ROLES[role];
+            findings.0.push(format!(
+                "the {who} role's chat rows are not marked as they should"
+            ));
+        }
         let result = browser.post("/funnels", &funnel).await?;
         assert!(result.status().as_u16() < 500, "{}", result.status());
         findings.hidden(&stored, role, "POST /funnels", &result.text().await?);
