@@ -492,6 +492,25 @@ async fn every_view_shows_each_role_only_what_the_roles_table_allows() -> anyhow
                 "the {who} role's chat rows are not marked as they should"
             ));
         }
+        // A breakdown whose labels the role may not see is refused with the reason, on the form.
+        let path = "/analytics/trends?event=chat_message&breakdown=property&property=message";
+        let response = browser.get(path).await?;
+        let status = response.status();
+        let said = response
+            .text()
+            .await?
+            .contains("counts are available without");
+        let expected = if role < ADMIN {
+            (StatusCode::FORBIDDEN, true)
+        } else {
+            (StatusCode::OK, false)
+        };
+        if (status, said) != expected {
+            let who = ROLES[role];
+            findings
+                .0
+                .push(format!("the {who} role gets {status} at {path}"));
+        }
         let result = browser.post("/funnels", &funnel).await?;
         assert!(result.status().as_u16() < 500, "{}", result.status());
         findings.hidden(&stored, role, "POST /funnels", &result.text().await?);
