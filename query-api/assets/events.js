@@ -136,7 +136,9 @@
         title: 'Build a funnel starting at ' + event.name }, event.name),
       el('span', { className: 'new-badge', 'data-testid': 'new-badge' }, 'new')),
     el('td', {}, player),
-    el('td', {}, el('code', { className: 'props' }, JSON.stringify(event.properties))));
+    el('td', {}, event.withheld
+      ? el('span', { className: 'muted', 'data-testid': 'withheld' }, 'withheld for your role')
+      : el('code', { className: 'props' }, JSON.stringify(event.properties))));
   }
 
   function shown(id) {

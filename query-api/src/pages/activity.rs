@@ -10,7 +10,8 @@
 use super::display;
 use crate::queries::{Activity, ActivityKind};
 use crate::routes::account_reads::alts::{BannedAlt, banned_alts};
-use crate::team::{Area, Role};
+use crate::team::visibility::{FLAG, PUNISHMENTS};
+use crate::team::{Area, Role, Visibility};
 use askama::Template;
 use serde_json::Value;
 use shared::envelope::{LogMessage, RecordBatch, event_seq};
@@ -21,15 +22,17 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 /// Whether a member with `role` sees activity of `kind`: joins, quits and rank changes are
-/// the network's state (every role); punishments and flags are moderation, and need the role
-/// that opens those pages.
+/// the network's state (every role); punishments and flags are moderation: an item is its
+/// values (who, why), so it is shown only to the roles that see those values
+/// ([`Visibility::shows`], the rule of every view).
 pub fn visible_to(role: Role, kind: ActivityKind) -> bool {
+    let visibility = Visibility::member(role);
     match kind {
         ActivityKind::Join | ActivityKind::Quit | ActivityKind::RankChange => {
-            role.allows(Area::Overview)
+            visibility.allows(Area::Overview)
         }
-        ActivityKind::Punishment | ActivityKind::Revoke => role.allows(Area::Punishments),
-        ActivityKind::Flag => role.allows(Area::Flags),
+        ActivityKind::Punishment | ActivityKind::Revoke => visibility.shows(PUNISHMENTS),
+        ActivityKind::Flag => visibility.shows(FLAG),
     }
 }
 

@@ -14,7 +14,7 @@ use super::error::PageError;
 use crate::auth::request_client_ip;
 use crate::state::AppState;
 use crate::team::sessions::{self, Session};
-use crate::team::{Actor, Member};
+use crate::team::{Actor, Member, Visibility};
 use axum::Router;
 use axum::http::header::{HOST, LOCATION, ORIGIN, SET_COOKIE};
 use axum::http::request::Parts;
@@ -42,6 +42,12 @@ impl SignedIn {
     /// The member.
     pub fn member(&self) -> &Member {
         &self.session.member
+    }
+
+    /// What the member may see of the records ([`Visibility`]): every view that shows
+    /// records reads through it.
+    pub fn visibility(&self) -> Visibility {
+        Visibility::member(self.session.member.role)
     }
 
     /// The member as the actor of a change, with their address hashed.

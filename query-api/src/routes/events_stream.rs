@@ -17,6 +17,7 @@ use crate::fanout::{Feed, LiveEvent, LiveEvents};
 use crate::open_streams::{OpenRefused, StreamSlot};
 use crate::routes::events::EventFilter;
 use crate::state::AppState;
+use crate::team::Visibility;
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::header::RETRY_AFTER;
@@ -93,17 +94,13 @@ pub async fn stream_events(
     let filter = EventFilter::parse(query.as_deref().unwrap_or(""))?;
     let resume = last_event_id(&headers)?;
     let ended = slot.ended();
-    Ok(open(
-        &state,
-        caller.account_id,
-        filter,
-        resume,
-        Ending {
-            slot,
-            ended,
-            data: REVOKED_DATA,
-        },
-    ))
+    let ending = Ending {
+        slot,
+        ended,
+        data: REVOKED_DATA,
+    };
+    let reader = (caller.account_id, Visibility::KEY);
+    Ok(open(&state, reader, filter, resume, ending))
 }
 
 /// The `Last-Event-ID` a reconnecting client sent, if any (422 when it is not a seq).
@@ -137,12 +134,14 @@ pub struct Ending<E> {
     pub data: &'static str,
 }
 
-/// The Server-Sent Events answer of `account_id`'s events under `filter`, resuming after
-/// `resume` (a seq) when set: the stream of `GET /api/v1/events/stream` (a dashboard key) and
-/// of the Events page's `GET /events/stream` (a member's session).
+/// The Server-Sent Events answer of `account_id`'s events under `filter`, as `visibility` may
+/// see them, resuming after `resume` (a seq) when set: the stream of `GET
+/// /api/v1/events/stream` (a dashboard key) and of the Events page's `GET /events/stream` (a
+/// member's session). An event whose properties are withheld from the reader arrives with
+/// `{}` as its properties and `"withheld": true`.
 pub fn open<E>(
     state: &AppState,
-    account_id: Uuid,
+    (account_id, visibility): (Uuid, Visibility),
     filter: EventFilter,
     resume: Option<i64>,
     ending: Ending<E>,
@@ -161,7 +160,8 @@ where
         out,
     };
     tokio::spawn(subscriber.run(resume, state.shutdown.clone()));
-    let stream = until_ended(ReceiverStream::new(feed).map(to_sse), ending);
+    let events = ReceiverStream::new(feed).map(move |item| to_sse(item, visibility));
+    let stream = until_ended(events, ending);
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response()
@@ -210,14 +210,27 @@ where
     })
 }
 
-fn to_sse(item: Feed) -> Event {
+fn to_sse(item: Feed, visibility: Visibility) -> Event {
     match item {
-        Feed::Event(live) => Event::default()
-            .id(live.event.seq.to_string())
-            .data(&live.json),
+        Feed::Event(live) => {
+            let event = Event::default().id(live.event.seq.to_string());
+            match visibility.event(&live.event) {
+                None => event.data(&live.json),
+                Some(withheld) => event.data(withheld_json(&withheld)),
+            }
+        }
         Feed::Missed { skipped } => Event::default()
             .event("missed")
             .data(format!(r#"{{"skipped":{skipped}}}"#)),
+    }
+}
+
+/// The API JSON of an event whose properties were withheld, marked `"withheld": true`.
+fn withheld_json(event: &shared::timeline::TimelineEvent) -> String {
+    let json = event.to_api_json();
+    match json.strip_suffix('}') {
+        Some(open) => format!(r#"{open},"withheld":true}}"#),
+        None => json,
     }
 }
 
@@ -310,5 +323,40 @@ impl Subscriber {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::team::Role;
+
+    #[test]
+    fn a_withheld_event_keeps_its_place_without_its_values() -> serde_json::Result<()> {
+        let at = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default();
+        let event = shared::timeline::TimelineEvent {
+            account_id: Uuid::nil(),
+            id: Uuid::from_u128(1),
+            seq: 42_000,
+            name: "chat_message".into(),
+            is_internal: true,
+            player_uuid: Some(Uuid::from_u128(2)),
+            server_id: None,
+            properties: r#"{"message":"a secret"}"#.into(),
+            occurred_at: at,
+            received_at: at,
+        };
+        let Some(withheld) = Visibility::member(Role::Moderator).event(&event) else {
+            panic!("a moderator does not see chat lines");
+        };
+        let json: serde_json::Value = serde_json::from_str(&withheld_json(&withheld))?;
+        assert_eq!(json["properties"], serde_json::json!({}));
+        assert_eq!(json["withheld"], true);
+        assert_eq!(
+            (json["seq"].as_i64(), &json["name"]),
+            (Some(42_000), &"chat_message".into())
+        );
+        assert!(Visibility::member(Role::Admin).event(&event).is_none());
+        Ok(())
     }
 }

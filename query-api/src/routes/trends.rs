@@ -7,8 +7,10 @@
 use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
-use crate::queries::trends::{self, Breakdown, Trend, TrendSpec};
+use crate::queries::trends::{self, Breakdown, Subject, Trend, TrendSpec};
 use crate::state::AppState;
+use crate::team::Visibility;
+use crate::team::visibility::FLAG;
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
@@ -218,14 +220,17 @@ pub async fn compute_trend(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<TrendRequest>,
 ) -> Result<Json<TrendResult>, ApiError> {
-    Ok(Json(run(&state, caller.account_id, request).await?))
+    let reader = (caller.account_id, Visibility::KEY);
+    Ok(Json(run(&state, reader, request).await?))
 }
 
 /// Checks `request` (422 with every field error) and computes it over `account_id`'s rows:
-/// what the API answers and the Trends page (`crate::pages::analytics::trends`) draws.
+/// what the API answers and the Trends page (`crate::pages::analytics::trends`) draws. A
+/// breakdown by a property of records whose values `visibility` may not see is refused (403
+/// `withheld_for_role`): its series labels would be those values.
 pub async fn run(
     state: &AppState,
-    account_id: Uuid,
+    (account_id, visibility): (Uuid, Visibility),
     request: TrendRequest,
 ) -> Result<TrendResult, ApiError> {
     let label = match &request.what {
@@ -233,6 +238,13 @@ pub async fn run(
         TrendWhat::Kind(kind) => kind_label(*kind).to_owned(),
     };
     let spec = validate(request, Utc::now())?;
+    if let Breakdown::Property(_) = &spec.breakdown {
+        let names: Vec<&str> = match &spec.subject {
+            Subject::Events(names) => names.iter().map(String::as_str).collect(),
+            Subject::Flags => vec![FLAG],
+        };
+        visibility.breakdown(names).map_err(withheld)?;
+    }
     let trend = trends::trend(&state.reads, account_id, &spec).await?;
     let servers = if spec.breakdown == Breakdown::Server {
         trends::server_names(&state.reads, account_id, &trend).await?
@@ -250,6 +262,16 @@ pub async fn run(
             (Some(key), _) => key.clone(),
         }
     }))
+}
+
+/// The refusal of a breakdown whose labels the reader may not see.
+pub fn withheld(refusal: crate::team::visibility::Withheld) -> ApiError {
+    ApiError::Refused(Box::new(Problem::new(
+        axum::http::StatusCode::FORBIDDEN,
+        "withheld_for_role",
+        "Not available for your role",
+        refusal.message(),
+    )))
 }
 
 /// A kind as the page and the single series' label name it.

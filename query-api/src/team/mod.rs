@@ -9,9 +9,11 @@ pub mod members;
 pub mod passwords;
 pub mod roles;
 pub mod sessions;
+pub mod visibility;
 
 pub use members::Member;
 pub use roles::{Area, Role};
+pub use visibility::Visibility;
 
 use shared::validation::{FieldError, FieldErrors};
 use uuid::Uuid;

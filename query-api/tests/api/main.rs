@@ -34,6 +34,7 @@ mod rate_limits;
 mod read_models;
 mod read_replica;
 mod retention;
+mod role_visibility;
 mod roster;
 mod route_families;
 mod sign_in;

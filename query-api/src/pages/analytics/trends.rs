@@ -296,8 +296,13 @@ async fn compute(
     };
     let unique = request.measure == TrendMeasure::Unique;
     quota::spend(state, caller).await?;
-    match run(state, caller.member().account_id, request).await {
+    let reader = (caller.member().account_id, caller.visibility());
+    match run(state, reader, request).await {
         Ok(result) => Ok((StatusCode::OK, Vec::new(), Some(View::of(&result, unique)))),
+        // A breakdown whose labels the member's role may not see: said on the form.
+        Err(ApiError::Refused(problem)) if problem.status == StatusCode::FORBIDDEN.as_u16() => {
+            Ok((StatusCode::FORBIDDEN, vec![problem.detail], None))
+        }
         Err(ApiError::Validation { errors, .. }) => {
             let errors = errors
                 .iter()

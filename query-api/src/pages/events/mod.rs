@@ -38,8 +38,10 @@ pub struct EventRow {
     pub name: String,
     /// Its player, if any.
     pub player: Option<String>,
-    /// Its properties, exactly as sent.
+    /// Its properties, exactly as sent (`{}` when withheld).
     pub properties: String,
+    /// Whether the member's role may not see its properties ([`crate::team::Visibility`]).
+    pub withheld: bool,
     /// When it happened, `2025-01-31 12:00:00` (UTC).
     pub occurred: String,
     /// The same, in RFC 3339 (`<time datetime>`).
@@ -54,6 +56,7 @@ impl From<EventItem> for EventRow {
             name: item.name,
             player: item.player_uuid.map(|p| p.to_string()),
             properties: item.properties.get().to_owned(),
+            withheld: item.withheld,
             occurred: item.occurred_at.format("%Y-%m-%d %H:%M:%S").to_string(),
             occurred_iso: item.occurred_at.to_rfc3339(),
         }
@@ -133,7 +136,8 @@ async fn feed(
         }
         Err(other) => return Err(other.into()),
     };
-    let page = read_page(&state.reads, caller.member().account_id, &filter).await?;
+    let account = caller.member().account_id;
+    let page = read_page(&state.reads, account, &filter, caller.visibility()).await?;
     let rows: Vec<EventRow> = page.items.into_iter().map(EventRow::from).collect();
     // Only the newest page follows live: an older page would have every newer event arrive.
     let newest = form.cursor.is_none();

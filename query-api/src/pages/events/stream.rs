@@ -7,6 +7,9 @@
 //!   seq of the newest event the page showed, so the first connection misses nothing between
 //!   the page and the stream (a reconnect's `Last-Event-ID` wins over it);
 //! - a member holds at most `MAX_STREAMS_PER_KEY` streams, as a key does (429 page past it);
+//! - the member's role decides what they see of each event ([`crate::team::Visibility`]): an
+//!   event whose values their role may not see (a chat line below admin, a punishment below
+//!   moderator) arrives with `{}` as its properties and `"withheld": true`;
 //! - the stream ends when the session does (sign-out, removal, role change, expiry): checked
 //!   every [`SESSION_CHECK`], then `event: revoked` and the end.
 
@@ -59,7 +62,8 @@ pub(super) async fn stream(
         ended,
         data: SESSION_ENDED,
     };
-    Ok(open(&state, caller.member().account_id, filter, resume, ending).into_response())
+    let reader = (caller.member().account_id, caller.visibility());
+    Ok(open(&state, reader, filter, resume, ending).into_response())
 }
 
 /// Resolves once the session is over. A failed check (the database away) is not an ending: the

@@ -288,8 +288,13 @@ async fn compute(
         Err(errors) => return Ok((StatusCode::UNPROCESSABLE_ENTITY, errors, None)),
     };
     quota::spend(state, caller).await?;
-    match run(state, caller.member().account_id, request).await {
+    let reader = (caller.member().account_id, caller.visibility());
+    match run(state, reader, request).await {
         Ok(result) => Ok((StatusCode::OK, Vec::new(), Some(ResultView::of(&result)))),
+        // A breakdown whose labels the member's role may not see: said on the form.
+        Err(ApiError::Refused(problem)) if problem.status == StatusCode::FORBIDDEN.as_u16() => {
+            Ok((StatusCode::FORBIDDEN, vec![problem.detail], None))
+        }
         Err(ApiError::Validation { errors, .. }) => {
             let errors = errors
                 .iter()

@@ -7,6 +7,7 @@ pub use filter::{Cursor, DEFAULT_LIMIT, EventFilter, MAX_LIMIT, MAX_NAMES};
 use crate::auth::{DashboardCaller, DashboardRoutes};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::team::Visibility;
 use axum::extract::{RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -36,6 +37,10 @@ pub struct EventItem {
     pub occurred_at: DateTime<Utc>,
     /// When the service received it (UTC).
     pub received_at: DateTime<Utc>,
+    /// Whether `properties` were withheld from the reader ([`Visibility::properties`]); never
+    /// for a key, so never on the wire.
+    #[serde(skip)]
+    pub withheld: bool,
 }
 
 /// A page of events.
@@ -89,16 +94,17 @@ pub async fn list_events(
 ) -> Result<Json<EventPage>, ApiError> {
     let filter = EventFilter::parse(query.as_deref().unwrap_or(""))?;
     Ok(Json(
-        read_page(&state.reads, caller.account_id, &filter).await?,
+        read_page(&state.reads, caller.account_id, &filter, Visibility::KEY).await?,
     ))
 }
 
-/// One page of `account_id`'s events under `filter`: what the API answers and the Events page
-/// shows (`crate::pages::events`).
+/// One page of `account_id`'s events under `filter`, as `visibility` may see them: what the
+/// API answers and the Events page shows (`crate::pages::events`).
 pub async fn read_page(
     reads: &PgPool,
     account_id: Uuid,
     filter: &EventFilter,
+    visibility: Visibility,
 ) -> Result<EventPage, ApiError> {
     let mut sql = QueryBuilder::<Postgres>::new(
         "SELECT id, seq, name, player_uuid, properties::text AS properties, occurred_at, \
@@ -155,9 +161,12 @@ pub async fn read_page(
     let items = rows
         .into_iter()
         .map(|row| {
+            let withheld = !visibility.shows(&row.name);
+            let shown = visibility.properties(&row.name, &row.properties).to_owned();
             Ok(EventItem {
-                properties: RawValue::from_string(row.properties)
+                properties: RawValue::from_string(shown)
                     .map_err(|e| ApiError::Internal(e.into()))?,
+                withheld,
                 id: row.id,
                 seq: row.seq,
                 name: row.name,

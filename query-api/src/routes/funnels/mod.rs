@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::funnel::{self, Extras, FunnelOrder, FunnelSpec};
 use crate::state::AppState;
+use crate::team::Visibility;
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
@@ -189,17 +190,26 @@ pub async fn compute_funnel(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<FunnelRequest>,
 ) -> Result<Json<FunnelResult>, ApiError> {
-    Ok(Json(run(&state, caller.account_id, request).await?))
+    let reader = (caller.account_id, Visibility::KEY);
+    Ok(Json(run(&state, reader, request).await?))
 }
 
 /// Checks `request` (422 with every field error) and computes it over `account_id`'s events:
-/// what the API answers and the Funnels page (`crate::pages::funnels`) shows.
+/// what the API answers and the Funnels page (`crate::pages::funnels`) shows. A breakdown by
+/// a property of a first step whose values `visibility` may not see is refused (403
+/// `withheld_for_role`; the first step is a custom event today, whose values every role sees).
 pub async fn run(
     state: &AppState,
-    account_id: Uuid,
+    (account_id, visibility): (Uuid, Visibility),
     request: FunnelRequest,
 ) -> Result<FunnelResult, ApiError> {
     let (spec, extras) = validate(request, Utc::now())?;
+    if extras.breakdown.is_some() {
+        let first = spec.steps.first().map(String::as_str);
+        visibility
+            .breakdown(first)
+            .map_err(crate::routes::trends::withheld)?;
+    }
     let steps = spec.steps.clone();
     let property = extras.breakdown.as_ref().map(|b| b.property.clone());
     let report = funnel::compute_report(
