@@ -50,6 +50,47 @@ pub struct DashboardConfig {
     /// player IPs with). Optional here: without it each process uses a random key, and hashes
     /// then compare only within one process's lifetime.
     pub ip_hash_key: Option<SecretString>,
+    /// What the "Connect a server" page hands to a game server.
+    pub plugin: PluginSetup,
+}
+
+/// What the "Connect a server" page (`/connect`) offers.
+#[derive(Debug, Clone, Default)]
+pub struct PluginSetup {
+    /// `PLUGIN_BASE_URL`: the address game servers reach Warden's plugin endpoints at, written
+    /// into the `config.yml` the page shows. Unset: the address the dashboard was opened at.
+    pub base_url: Option<String>,
+    /// `PLUGIN_JAR`: the plugin jar the page offers for download. Unset: no download, the page
+    /// says how to build it.
+    pub jar: Option<std::path::PathBuf>,
+}
+
+impl PluginSetup {
+    /// Reads `PLUGIN_BASE_URL` (an http or https URL, kept without a trailing `/`) and
+    /// `PLUGIN_JAR`.
+    pub fn from_vars(vars: &Vars) -> Result<PluginSetup, ConfigError> {
+        let base_url = match vars.get("PLUGIN_BASE_URL").filter(|v| !v.trim().is_empty()) {
+            None => None,
+            Some(text) => {
+                let url = url::Url::parse(text.trim()).map_err(|error| ConfigError::Invalid {
+                    name: "PLUGIN_BASE_URL",
+                    reason: format!("not a URL: {error}"),
+                })?;
+                if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+                    return Err(ConfigError::Invalid {
+                        name: "PLUGIN_BASE_URL",
+                        reason: "must be an http:// or https:// URL with a host".to_owned(),
+                    });
+                }
+                Some(url.as_str().trim_end_matches('/').to_owned())
+            }
+        };
+        let jar = vars
+            .get("PLUGIN_JAR")
+            .filter(|v| !v.trim().is_empty())
+            .map(std::path::PathBuf::from);
+        Ok(PluginSetup { base_url, jar })
+    }
 }
 
 impl DashboardConfig {
@@ -74,6 +115,7 @@ impl DashboardConfig {
                 cookie_secure: vars.or_default("COOKIE_SECURE", true)?,
             },
             ip_hash_key: vars.optional_secret("IP_HASH_KEY"),
+            plugin: PluginSetup::from_vars(vars)?,
         })
     }
 }
@@ -86,6 +128,7 @@ impl std::fmt::Debug for DashboardConfig {
                 "ip_hash_key",
                 &self.ip_hash_key.as_ref().map(|_| "<redacted>"),
             )
+            .field("plugin", &self.plugin)
             .finish()
     }
 }

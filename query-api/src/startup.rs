@@ -134,6 +134,7 @@ impl QueryApi {
             subjects: subjects.clone(),
             alerts: Arc::new(config.alerts.clone()),
             keyring,
+            plugin: Arc::new(config.dashboard.plugin.clone()),
         });
         crate::team::passwords::warm_up().await;
         Ok(QueryApi { api, readiness })

@@ -50,4 +50,6 @@ pub struct AppState {
     pub alerts: Arc<shared::alerts::AlertsConfig>,
     /// Seals and opens personal fields; destroys a player's key on erasure (issue 18).
     pub keyring: shared::privacy::Keyring,
+    /// What the "Connect a server" page offers (base URL, plugin jar).
+    pub plugin: Arc<crate::config::PluginSetup>,
 }

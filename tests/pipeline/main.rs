@@ -9,6 +9,7 @@ mod browser;
 mod chat;
 mod chat_export;
 mod chat_page;
+mod connect_page;
 mod dashboard;
 mod dashboard_pages;
 mod demo_history;

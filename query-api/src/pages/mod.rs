@@ -20,6 +20,7 @@ pub mod assets;
 pub mod audit;
 pub mod charts;
 pub mod chat;
+pub mod connect;
 pub mod display;
 pub mod error;
 pub mod events;
@@ -85,6 +86,7 @@ pub const PAGES: &[Page] = &[
     Page { path: "/analytics/trends", title: "Trends", area: Area::Analytics },
     Page { path: "/team", title: "Team", area: Area::Members },
     Page { path: "/settings", title: "Settings", area: Area::Settings },
+    Page { path: "/connect", title: "Connect a server", area: Area::Keys },
     Page { path: "/alerts", title: "Alerts", area: Area::Alerts },
     Page { path: "/audit", title: "Audit log", area: Area::Audit },
 ];
@@ -182,6 +184,7 @@ fn signed_in() -> PageRoutes {
         .merge(login::signed_in_router())
         .merge(team::router())
         .merge(settings::router())
+        .merge(connect::router())
         .merge(alerts::router())
         .merge(alert_destination::router())
         .merge(audit::router())
