@@ -23,7 +23,8 @@ pub struct AppState {
     pub subjects: Subjects,
     /// Seals personal fields before they reach the log.
     pub keyring: Keyring,
-    /// Hashes player IPs before they reach the log.
+    /// Hashes player IPs before they reach the log, with a key of their account
+    /// ([`IpHasher::for_account`]).
     pub ip_hasher: IpHasher,
     /// The plugin quota, shared across replicas.
     pub limiter: Arc<Limiter>,

@@ -47,9 +47,16 @@ pub struct Prepared<T> {
     pub is_batch: bool,
 }
 
-/// Decodes, validates and normalizes every record; refuses the request when none is usable.
-pub fn prepare<T: PluginRecord>(state: &AppState, body: &[u8]) -> Result<Prepared<T>, IngestError> {
+/// Decodes, validates and normalizes every record of `caller`'s account; refuses the request
+/// when none is usable.
+pub fn prepare<T: PluginRecord>(
+    state: &AppState,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Prepared<T>, IngestError> {
     let received_at = Utc::now();
+    // IPs hash with the account's own key: the same address never links two accounts.
+    let ip_hasher = state.ip_hasher.for_account(caller.account_id);
     let body = decode_body::<T>(body, received_at)?;
     let mut prepared = Prepared {
         records: Vec::new(),
@@ -75,7 +82,7 @@ pub fn prepare<T: PluginRecord>(state: &AppState, body: &[u8]) -> Result<Prepare
                     }
                 };
                 let mut record = decoded.record;
-                record.normalize(received_at, &state.ip_hasher);
+                record.normalize(received_at, &ip_hasher);
                 prepared.records.push(Logged { id, record });
             }
             Err(error) if !body.is_batch => return Err(single_record_error(error)),

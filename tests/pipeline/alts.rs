@@ -80,6 +80,35 @@ async fn alts_link_players_behind_one_ip_within_an_account_and_never_across() {
             .iter()
             .any(|alt| alt["uuid"] == NEIGHBOUR)
     );
+    // Not even in the database: each account hashes with its own key, so the neighbour's
+    // join from HOME_IP stored a hash no join of this account has.
+    let stored: Vec<(String, String)> = sqlx::query_as(
+        "SELECT player_uuid::text, ip_hash FROM sessions \
+         WHERE player_uuid IN ($1::uuid, $2::uuid, $3::uuid) AND ip_hash IS NOT NULL",
+    )
+    .bind(MAIN)
+    .bind(ALT)
+    .bind(NEIGHBOUR)
+    .fetch_all(&net.stack.db.pool)
+    .await
+    .expect("session rows");
+    let of = |player: &str| -> Vec<&str> {
+        stored
+            .iter()
+            .filter(|(uuid, _)| uuid == player)
+            .map(|(_, hash)| hash.as_str())
+            .collect()
+    };
+    let neighbour = of(NEIGHBOUR);
+    assert_eq!(neighbour.len(), 1, "{stored:?}");
+    assert!(
+        of(ALT).iter().any(|hash| of(MAIN).contains(hash)),
+        "within the account the same IP hashes alike: {stored:?}"
+    );
+    assert!(
+        !of(MAIN).contains(&neighbour[0]) && !of(ALT).contains(&neighbour[0]),
+        "the same IP hashed alike in two accounts: {stored:?}"
+    );
 
     // A ban marks the alt, its revoke clears the mark.
     let ban = json!({"server_id": SERVER, "player_uuid": ALT, "player_name": "Alty",

@@ -53,7 +53,7 @@ async fn write_events(
     // per slot for nothing.
     let prepared = {
         let bytes = read_json_body(&headers, body, read_timeout).await?;
-        prepare::<CustomEvent>(&state, &bytes)?
+        prepare::<CustomEvent>(&state, &caller, &bytes)?
     };
     let single = (!prepared.is_batch).then(|| {
         prepared.records.first().map(|logged| EventAccepted {

@@ -40,7 +40,7 @@ async fn write<T: PluginRecord>(
     // per slot for nothing.
     let prepared = {
         let bytes = read_json_body(&headers, body, read_timeout).await?;
-        prepare::<T>(&state, &bytes)?
+        prepare::<T>(&state, &caller, &bytes)?
     };
     let (report, _) = append(&state, &caller, prepared).await?;
     Ok((StatusCode::ACCEPTED, Json(report)))

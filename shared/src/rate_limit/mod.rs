@@ -5,19 +5,19 @@
 //! last 60 s. A request is admitted while the log holds fewer than N; a refused one is told
 //! the true wait (until the oldest entry leaves the window), rounded up to whole seconds, and
 //! is not recorded. The log lives in a shared store (a JetStream KV bucket) so the limit holds
-//! across replicas; [`admit`] updates it with optimistic concurrency (compare-and-set on the
-//! entry's revision). The rules ([`WindowLog`], [`admit`]) are written over the [`WindowStore`]
-//! trait; [`Limiter`] implements it here over the bucket a service opens and hands in (each call
-//! bounded by a timeout, with a per-replica fallback), and the unit tests over memory.
+//! across replicas; [`admit_batch`] updates it with optimistic concurrency (compare-and-set on
+//! the entry's revision), deciding every request a replica holds for one client in one write.
+//! The rules ([`WindowLog`], [`admit_batch`]) are written over the [`WindowStore`] trait;
+//! [`Limiter`] implements it here over the bucket a service opens and hands in (each call
+//! bounded by a timeout, with a per-replica fallback, and one writer per client per replica),
+//! and the unit tests over memory.
 
 use std::future::Future;
 
 /// The window every quota is counted over, in milliseconds.
 pub const WINDOW_MS: u64 = 60_000;
-/// Compare-and-set attempts before a request counts as refused under contention. A burst of
-/// concurrent requests on one key serializes through the log's revision; with the jittered
-/// backoff below, 64 attempts let a burst of the whole quota through.
-const MAX_ATTEMPTS: u32 = 64;
+/// The longest pause between two compare-and-set attempts on one log, in microseconds.
+const MAX_BACKOFF_MICROS: u64 = 4_000;
 
 /// Who a quota applies to, and its size per rolling minute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,47 +210,56 @@ pub trait WindowStore: Sync {
     ) -> impl Future<Output = Result<bool, Self::Error>> + Send;
 }
 
-/// Decides one request of `client` under `quota`, recording it in `store` when admitted.
-pub async fn admit<S: WindowStore>(
+/// Decides `count` concurrent requests of `client` under `quota` in one write to `store`:
+/// one decision per request, admitted while the window has room (each at the time of the
+/// attempt that wrote), the rest refused with the true wait.
+///
+/// A conflicting write (another replica updated the log first) is retried after a short,
+/// jittered, growing pause, for as long as it takes: there is no fixed number of attempts,
+/// since giving up would refuse requests the quota still has room for. Only `give_up_at`
+/// ends the retries: then the answer is `Ok(None)`, no decision, and the caller decides (the
+/// [`Limiter`] counts those requests in its per-replica window, like when the store is down).
+pub async fn admit_batch<S: WindowStore>(
     store: &S,
     quota: Quota,
     client: &str,
+    count: usize,
     now_ms: impl Fn() -> u64,
-) -> Result<Decision, S::Error> {
+    give_up_at: tokio::time::Instant,
+) -> Result<Option<Vec<Decision>>, S::Error> {
     let key = quota.store_key(client);
-    for attempt in 0..MAX_ATTEMPTS {
+    let mut attempt: u32 = 0;
+    loop {
         if attempt > 0 {
-            // Jittered, growing backoff, so concurrent writers of one log stop colliding.
-            let ceiling = 200 * u64::from(attempt.min(20));
-            let micros = rand::random_range(0..=ceiling);
-            tokio::time::sleep(std::time::Duration::from_micros(micros)).await;
+            let now = tokio::time::Instant::now();
+            if now >= give_up_at {
+                return Ok(None);
+            }
+            // Jittered, growing backoff, so the writers of one log stop colliding.
+            let ceiling = (200 * u64::from(attempt.min(20))).min(MAX_BACKOFF_MICROS);
+            let pause = std::time::Duration::from_micros(rand::random_range(0..=ceiling));
+            tokio::time::sleep_until((now + pause).min(give_up_at)).await;
         }
+        attempt = attempt.saturating_add(1);
         let stored = store.load(&key).await?;
         let mut log = stored
             .as_ref()
             .map(|(bytes, _)| WindowLog::decode(bytes))
             .unwrap_or_default();
-        let decision = log.admit(quota.limit(), now_ms());
-        if !decision.allowed {
+        let now = now_ms();
+        let decisions: Vec<Decision> = (0..count).map(|_| log.admit(quota.limit(), now)).collect();
+        if !decisions.iter().any(|d| d.allowed) {
             // Refused requests do not count: nothing to write.
-            return Ok(decision);
+            return Ok(Some(decisions));
         }
         let written = match stored {
             Some((_, revision)) => store.update(&key, log.encode(), revision).await?,
             None => store.create(&key, log.encode()).await?,
         };
         if written {
-            return Ok(decision);
+            return Ok(Some(decisions));
         }
     }
-    // Persistent contention on one client's log: it is sending faster than we can count.
-    Ok(Decision {
-        allowed: false,
-        limit: quota.limit(),
-        remaining: 0,
-        reset_secs: 1,
-        retry_after_secs: Some(1),
-    })
 }
 
 mod limiter;

@@ -96,32 +96,139 @@ impl WindowStore for MemoryStore {
     }
 }
 
+/// One request through [`admit_batch`], with all the time in the world.
+async fn admit_one(store: &MemoryStore, quota: Quota, client: &str, now: u64) -> Decision {
+    let far = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let decisions = admit_batch(store, quota, client, 1, || now, far)
+        .await
+        .expect("store")
+        .expect("decided");
+    decisions[0]
+}
+
 #[tokio::test]
 async fn admit_counts_in_the_store_and_refusals_write_nothing() {
     let store = MemoryStore::default();
     for _ in 0..30 {
         assert!(
-            admit(&store, Quota::Public, "1.2.3.4", || 5_000)
+            admit_one(&store, Quota::Public, "1.2.3.4", 5_000)
                 .await
-                .expect("store")
                 .allowed
         );
     }
     let before = store.0.lock().expect("lock").get("public.1_2_3_4").cloned();
-    let refused = admit(&store, Quota::Public, "1.2.3.4", || 5_000)
-        .await
-        .expect("store");
+    let refused = admit_one(&store, Quota::Public, "1.2.3.4", 5_000).await;
     assert!(!refused.allowed);
     assert_eq!(
         store.0.lock().expect("lock").get("public.1_2_3_4").cloned(),
         before
     );
     assert!(
-        admit(&store, Quota::Public, "5.6.7.8", || 5_000)
+        admit_one(&store, Quota::Public, "5.6.7.8", 5_000)
             .await
-            .expect("store")
             .allowed
     );
+}
+
+#[tokio::test]
+async fn a_batch_is_decided_in_one_write_up_to_the_room_left() {
+    let store = MemoryStore::default();
+    let far = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+    for _ in 0..25 {
+        assert!(
+            admit_one(&store, Quota::Public, "batch", 1_000)
+                .await
+                .allowed
+        );
+    }
+    let decisions = admit_batch(&store, Quota::Public, "batch", 8, || 2_000, far)
+        .await
+        .expect("store")
+        .expect("decided");
+    let admitted: Vec<u32> = decisions
+        .iter()
+        .filter(|d| d.allowed)
+        .map(|d| d.remaining)
+        .collect();
+    assert_eq!(admitted, [4, 3, 2, 1, 0]);
+    assert!(
+        decisions[5..]
+            .iter()
+            .all(|d| !d.allowed && d.retry_after_secs == Some(59))
+    );
+    let (bytes, revision) = store
+        .0
+        .lock()
+        .expect("lock")
+        .get("public.batch")
+        .cloned()
+        .expect("a log");
+    assert_eq!(WindowLog::decode(&bytes).0.len(), 30);
+    assert_eq!(revision, 26, "one write for the whole batch");
+}
+
+/// A store where every write first lets the other tasks run, so concurrent writers of one
+/// log conflict as replicas do.
+#[derive(Default)]
+struct ContendedStore(MemoryStore);
+
+impl WindowStore for ContendedStore {
+    type Error = String;
+    async fn load(&self, key: &str) -> Result<Option<(Vec<u8>, u64)>, String> {
+        self.0.load(key).await
+    }
+    async fn create(&self, key: &str, value: Vec<u8>) -> Result<bool, String> {
+        tokio::task::yield_now().await;
+        self.0.create(key, value).await
+    }
+    async fn update(&self, key: &str, value: Vec<u8>, revision: u64) -> Result<bool, String> {
+        tokio::task::yield_now().await;
+        self.0.update(key, value, revision).await
+    }
+}
+
+#[tokio::test]
+async fn contention_never_refuses_while_the_quota_has_room() {
+    // 400 single-request writers on one log, all at once: each round of conflicts lets one
+    // through, so the last admitted ones retry dozens of times. Exactly the quota is admitted,
+    // and no refusal comes early.
+    let store = ContendedStore::default();
+    let far = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let writers =
+        (0..400).map(|_| admit_batch(&store, Quota::Dashboard, "burst", 1, || 7_000, far));
+    let decisions: Vec<Decision> = futures::future::join_all(writers)
+        .await
+        .into_iter()
+        .map(|d| d.expect("store").expect("decided")[0])
+        .collect();
+    assert_eq!(decisions.iter().filter(|d| d.allowed).count(), 60);
+    for refused in decisions.iter().filter(|d| !d.allowed) {
+        assert_eq!(refused.retry_after_secs, Some(60), "the true wait, not 1");
+    }
+}
+
+#[tokio::test]
+async fn a_log_contended_past_the_deadline_gives_no_decision() {
+    /// A log some other replica always changes first.
+    struct AlwaysConflicting;
+    impl WindowStore for AlwaysConflicting {
+        type Error = String;
+        async fn load(&self, _: &str) -> Result<Option<(Vec<u8>, u64)>, String> {
+            Ok(Some((Vec::new(), 1)))
+        }
+        async fn create(&self, _: &str, _: Vec<u8>) -> Result<bool, String> {
+            Ok(false)
+        }
+        async fn update(&self, _: &str, _: Vec<u8>, _: u64) -> Result<bool, String> {
+            Ok(false)
+        }
+    }
+    let give_up_at = tokio::time::Instant::now() + std::time::Duration::from_millis(100);
+    let outcome = admit_batch(&AlwaysConflicting, Quota::Plugin, "k", 3, || 1, give_up_at)
+        .await
+        .expect("store");
+    assert_eq!(outcome, None, "undecided, not refused");
+    assert!(tokio::time::Instant::now() >= give_up_at);
 }
 
 #[test]

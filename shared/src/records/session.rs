@@ -41,17 +41,26 @@ pub struct Session {
     /// The player's IP as sent. Never logged or stored: ingest replaces it by `ip_hash`.
     #[serde(default, skip_serializing)]
     pub ip: Option<String>,
-    /// Keyed hash of the IP (for alt detection), set by ingest; a client's value is ignored.
+    /// Keyed hash of the IP (for alt detection), set by ingest with its account's key
+    /// ([`IpHasher::for_account`]); a client's value is ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(read_only)]
     pub ip_hash: Option<String>,
 }
 
-/// Hashes player IPs with a secret key (HMAC-SHA256), so equal IPs match without being stored.
+/// Hashes IPs with a secret key (HMAC-SHA256), so equal IPs match without being stored.
+///
+/// Player IPs are hashed with a key of their account ([`IpHasher::for_account`]), so the same
+/// address hashes differently in two accounts and a reader of the database cannot link the
+/// players of one network to those of another; the deployment's key itself is left for
+/// hashes that belong to no account (the dashboard's audit log).
 #[derive(Clone)]
 pub struct IpHasher {
     key: Vec<u8>,
 }
+
+/// Separates the per-account keys from every other use of `IP_HASH_KEY`.
+const ACCOUNT_KEY_LABEL: &[u8] = b"warden ip-hash account key v1\0";
 
 impl IpHasher {
     /// A hasher with the deployment's secret `IP_HASH_KEY`.
@@ -59,14 +68,30 @@ impl IpHasher {
         Self { key: key.to_vec() }
     }
 
+    /// The hasher of one account's player IPs: keyed with
+    /// `HMAC-SHA256(IP_HASH_KEY, label || account id)`, a pseudo-random key per account that
+    /// needs nothing stored and cannot be turned back into the deployment's key.
+    pub fn for_account(&self, account_id: Uuid) -> IpHasher {
+        let mut mac = self.mac();
+        mac.update(ACCOUNT_KEY_LABEL);
+        mac.update(account_id.as_bytes());
+        IpHasher {
+            key: mac.finalize().into_bytes().to_vec(),
+        }
+    }
+
     /// Hex HMAC of the canonical form of `ip` (so `::ffff:1.2.3.4` and `1.2.3.4` match).
     pub fn hash(&self, ip: IpAddr) -> String {
         let canonical = ip.to_canonical().to_string();
-        // HMAC takes keys of any length, so this cannot fail.
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
-            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+        let mut mac = self.mac();
         mac.update(canonical.as_bytes());
         hex::encode(mac.finalize().into_bytes())
+    }
+
+    fn mac(&self) -> Hmac<Sha256> {
+        // HMAC takes keys of any length, so this cannot fail.
+        <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"))
     }
 }
 
@@ -139,5 +164,35 @@ mod tests {
         let mapped: IpAddr = "::ffff:1.2.3.4".parse().expect("ip");
         assert_eq!(a.hash(v4), a.hash(mapped));
         assert_ne!(a.hash(v4), IpHasher::new(b"k2").hash(v4));
+    }
+
+    #[test]
+    fn one_address_hashes_alike_within_an_account_and_apart_across_accounts() {
+        let deployment = IpHasher::new(b"deployment key");
+        let first = Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0001);
+        let second = Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0002);
+        let ip: IpAddr = "203.0.113.7".parse().expect("ip");
+        let mapped: IpAddr = "::ffff:203.0.113.7".parse().expect("ip");
+        // Alts: the same account's hasher, made again (another request, another replica),
+        // gives the same hash for the same address, in either spelling.
+        let in_first = deployment.for_account(first).hash(ip);
+        assert_eq!(in_first, deployment.for_account(first).hash(mapped));
+        assert_eq!(
+            in_first,
+            IpHasher::new(b"deployment key").for_account(first).hash(ip)
+        );
+        // Another account, the deployment key itself, another deployment: all different.
+        assert_ne!(in_first, deployment.for_account(second).hash(ip));
+        assert_ne!(in_first, deployment.hash(ip));
+        assert_ne!(
+            in_first,
+            IpHasher::new(b"other key").for_account(first).hash(ip)
+        );
+        assert_ne!(
+            in_first,
+            deployment
+                .for_account(first)
+                .hash("203.0.113.8".parse().expect("ip"))
+        );
     }
 }

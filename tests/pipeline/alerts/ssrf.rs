@@ -28,6 +28,15 @@ async fn internal_addresses_are_refused_unless_the_operator_allows_them() -> any
         "http://0.0.0.0/hook".to_owned(),
         "http://[fd00::1]/hook".to_owned(),
         "http://[::ffff:169.254.169.254]/hook".to_owned(),
+        // IPv6 forms that carry a private IPv4 (6to4, Teredo, IPv4-translated) or route
+        // nowhere public (ORCHID, documentation).
+        "http://[2002:a00:1::]/hook".to_owned(),
+        "http://[2002:a9fe:a9fe::]/hook".to_owned(),
+        "http://[2001::1]/hook".to_owned(),
+        "http://[2001:10::1]/hook".to_owned(),
+        "http://[2001:20::1]/hook".to_owned(),
+        "http://[::ffff:0:a00:1]/hook".to_owned(),
+        "http://[3fff::1]/hook".to_owned(),
         format!("http://127.0.0.1:{port}/hook"),
         format!("http://localhost:{port}/hook"),
         format!("http://[::1]:{port}/hook"),

@@ -98,6 +98,14 @@ mod tests {
             addr("[::1]:0"),
             addr("[::ffff:127.0.0.1]:0"),
             addr("[fe80::1]:0"),
+            // IPv6 forms that carry a private IPv4 address: 6to4, Teredo, NAT64,
+            // IPv4-translated; and ORCHID, which routes nowhere public.
+            addr("[2002:a00:1::]:0"),
+            addr("[2002:a9fe:a9fe::]:0"),
+            addr("[2001:0:808:808:0:0:f5ff:fffe]:0"),
+            addr("[64:ff9b::a00:1]:0"),
+            addr("[::ffff:0:a00:1]:0"),
+            addr("[2001:10::1]:0"),
             addr("93.184.215.14:0"),
             addr("[2606:2800:21f:cb07:6820:80da:af6b:8b2c]:0"),
         ];

@@ -1,11 +1,17 @@
 //! The SSRF policy: which addresses a destination may reach (`WEBHOOK_ALLOW_NETWORKS`).
 //!
-//! By default every loopback, private, link-local and special-purpose range is refused, and
-//! IPv6 forms that carry an IPv4 address (`::ffff:10.0.0.1`, NAT64 `64:ff9b::/96`) meet the
-//! IPv4 rules, so an IPv6 spelling cannot slip a private IPv4 address past the check.
+//! By default every loopback, private, link-local and special-purpose range is refused (the
+//! non-global rows of IANA's special-purpose registries, see [`ranges`]), and IPv6 forms that
+//! carry an IPv4 address meet the IPv4 rules, so an IPv6 spelling cannot slip a private IPv4
+//! address past the check: IPv4-mapped (`::ffff:10.0.0.1`) and NAT64 (`64:ff9b::/96`)
+//! addresses are judged as the IPv4 address; 6to4, Teredo, IPv4-translated and
+//! IPv4-compatible addresses are refused as ranges of their own, and even where the operator
+//! allows such a range, the IPv4 addresses they carry must pass too.
 
 use crate::config::{ConfigError, Vars};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr};
+
+mod ranges;
 
 /// The classes of address the policy knows; the first three can be allowed by keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,8 +19,8 @@ enum Class {
     Loopback,
     Private,
     LinkLocal,
-    /// Special-purpose ranges (CGNAT, documentation, benchmarking, reserved): refused unless
-    /// a CIDR in `WEBHOOK_ALLOW_NETWORKS` covers them.
+    /// Special-purpose ranges (CGNAT, documentation, benchmarking, reserved, tunnels and
+    /// translation forms): refused unless a CIDR in `WEBHOOK_ALLOW_NETWORKS` covers them.
     Special,
     /// Never a destination (unspecified, `0.0.0.0/8`, multicast, broadcast), whatever the
     /// policy says.
@@ -143,7 +149,7 @@ impl NetworkPolicy {
     /// `Ok` when a destination may connect to `ip`.
     pub fn check_ip(&self, ip: IpAddr) -> Result<(), ForbiddenAddress> {
         let ip = canonical(ip);
-        let Some((class, range)) = classify(ip) else {
+        let Some((class, range, carried)) = classify(ip) else {
             return Ok(());
         };
         let allowed = match class {
@@ -154,7 +160,11 @@ impl NetworkPolicy {
             _ => self.networks.iter().any(|n| n.contains(ip)),
         };
         if allowed {
-            Ok(())
+            // A tunnel or translation form the operator allowed still may not carry an IPv4
+            // address the policy refuses (`2002:a00:1::` is 10.0.0.1 behind a 6to4 relay).
+            carried
+                .into_iter()
+                .try_for_each(|v4| self.check_ip(IpAddr::V4(v4)))
         } else {
             Err(ForbiddenAddress {
                 ip,
@@ -184,140 +194,36 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The special range `ip` falls in, if any (`None`: a public address).
-fn classify(ip: IpAddr) -> Option<(Class, &'static str)> {
+/// The special range `ip` falls in, if any (`None`: a public address), and the IPv4
+/// addresses an IPv6 tunnel or translation form carries.
+fn classify(ip: IpAddr) -> Option<(Class, &'static str, Vec<Ipv4Addr>)> {
     match ip {
-        IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => classify_v6(v6),
+        IpAddr::V4(v4) => {
+            let bits = u128::from(v4.to_bits());
+            ranges::V4
+                .iter()
+                .find(|(net, prefix, ..)| prefix_eq(u128::from(net.to_bits()), bits, *prefix, 32))
+                .map(|(_, _, class, range)| (*class, *range, Vec::new()))
+        }
+        IpAddr::V6(v6) => {
+            let bits = v6.to_bits();
+            let row = ranges::V6
+                .iter()
+                .find(|(net, prefix, ..)| prefix_eq(net.to_bits(), bits, *prefix, 128));
+            match row {
+                Some((_, _, class, range, embedded)) => {
+                    Some((*class, *range, embedded.addresses(v6)))
+                }
+                None if !prefix_eq(0x2000 << 112, bits, 3, 128) => {
+                    let (class, range) = ranges::OUTSIDE_GLOBAL_UNICAST;
+                    Some((class, range, Vec::new()))
+                }
+                None => None,
+            }
+        }
     }
 }
 
-fn classify_v4(ip: Ipv4Addr) -> Option<(Class, &'static str)> {
-    const RANGES: [(u32, u8, Class, &str); 16] = [
-        (
-            0x0000_0000,
-            8,
-            Class::Never,
-            "in \"this network\" (0.0.0.0/8)",
-        ),
-        (
-            0x7f00_0000,
-            8,
-            Class::Loopback,
-            "a loopback address (127.0.0.0/8)",
-        ),
-        (
-            0x0a00_0000,
-            8,
-            Class::Private,
-            "in a private network (10.0.0.0/8)",
-        ),
-        (
-            0xac10_0000,
-            12,
-            Class::Private,
-            "in a private network (172.16.0.0/12)",
-        ),
-        (
-            0xc0a8_0000,
-            16,
-            Class::Private,
-            "in a private network (192.168.0.0/16)",
-        ),
-        (
-            0xa9fe_0000,
-            16,
-            Class::LinkLocal,
-            "a link-local address (169.254.0.0/16)",
-        ),
-        (
-            0x6440_0000,
-            10,
-            Class::Special,
-            "in carrier-grade NAT space (100.64.0.0/10)",
-        ),
-        (
-            0xc000_0000,
-            24,
-            Class::Special,
-            "an IETF protocol address (192.0.0.0/24)",
-        ),
-        (
-            0xc000_0200,
-            24,
-            Class::Special,
-            "a documentation address (192.0.2.0/24)",
-        ),
-        (
-            0xc612_0000,
-            15,
-            Class::Special,
-            "a benchmarking address (198.18.0.0/15)",
-        ),
-        (
-            0xc633_6400,
-            24,
-            Class::Special,
-            "a documentation address (198.51.100.0/24)",
-        ),
-        (
-            0xcb00_7100,
-            24,
-            Class::Special,
-            "a documentation address (203.0.113.0/24)",
-        ),
-        (
-            0xe000_0000,
-            4,
-            Class::Never,
-            "a multicast address (224.0.0.0/4)",
-        ),
-        (0xffff_ffff, 32, Class::Never, "the broadcast address"),
-        (
-            0xf000_0000,
-            4,
-            Class::Special,
-            "a reserved address (240.0.0.0/4)",
-        ),
-        (
-            0xc058_6300,
-            24,
-            Class::Special,
-            "a 6to4 relay address (192.88.99.0/24)",
-        ),
-    ];
-    let bits = u32::from(ip);
-    RANGES
-        .iter()
-        .find(|(net, prefix, ..)| prefix_eq(u128::from(*net), u128::from(bits), *prefix, 32))
-        .map(|(_, _, class, range)| (*class, *range))
-}
-
-fn classify_v6(ip: Ipv6Addr) -> Option<(Class, &'static str)> {
-    let bits = u128::from(ip);
-    let within = |net: u128, prefix: u8| prefix_eq(net, bits, prefix, 128);
-    if ip.is_unspecified() {
-        Some((Class::Never, "the unspecified address (::)"))
-    } else if ip.is_loopback() {
-        Some((Class::Loopback, "the loopback address (::1)"))
-    } else if within(0, 96) {
-        // The deprecated IPv4-compatible form (::a.b.c.d): nothing routes it any more.
-        Some((Class::Special, "an IPv4-compatible address (::/96)"))
-    } else if within(0xfc00 << 112, 7) {
-        Some((Class::Private, "in a private network (fc00::/7)"))
-    } else if within(0xfec0 << 112, 10) {
-        Some((Class::Private, "a site-local address (fec0::/10)"))
-    } else if within(0xfe80 << 112, 10) {
-        Some((Class::LinkLocal, "a link-local address (fe80::/10)"))
-    } else if within(0xff00 << 112, 8) {
-        Some((Class::Never, "a multicast address (ff00::/8)"))
-    } else if within(0x2001_0db8 << 96, 32) {
-        Some((Class::Special, "a documentation address (2001:db8::/32)"))
-    } else if within(0x0064_ff9b_0001 << 80, 48) {
-        Some((Class::Special, "a local NAT64 address (64:ff9b:1::/48)"))
-    } else if within(0x0100 << 112, 64) {
-        Some((Class::Special, "a discard-only address (100::/64)"))
-    } else {
-        None
-    }
-}
+#[cfg(test)]
+#[path = "network/registry_tests.rs"]
+mod registry_tests;
