@@ -30,9 +30,9 @@ const SCREENSHOT_DIR = env('SCREENSHOT_DIR', resolve(HERE, '../../target/browser
 const SESSION_COOKIE = '__Host-warden_session';
 
 /** Every page of the navigation bar (query-api/src/pages/mod.rs, PAGES), in order. */
-const NAV = ['/', '/servers', '/players', '/punishments', '/anticheat', '/chat', '/staff', '/events', '/funnels', '/analytics/retention', '/analytics/trends', '/team', '/settings', '/alerts', '/audit'];
+const NAV = ['/', '/servers', '/players', '/punishments', '/anticheat', '/chat', '/staff', '/events', '/funnels', '/analytics/retention', '/analytics/trends', '/team', '/settings', '/connect', '/alerts', '/audit'];
 /** Pages only admins and owners may open. */
-const ADMIN_ONLY = ['/team', '/settings', '/alerts', '/audit'];
+const ADMIN_ONLY = ['/team', '/settings', '/connect', '/alerts', '/audit'];
 /** What each page must show of the seeded network: text that only real data puts there. */
 const EXPECTED = {
   '/': ['Lobby', 'Mia'],
@@ -49,6 +49,7 @@ const EXPECTED = {
   '/analytics/trends': [],
   '/team': ['Olive Owner', VIEWER_LOGIN],
   '/settings': ['Helper', 'Data retention', 'Anti-cheat flags'],
+  '/connect': ['Create key and show config.yml'],
   '/alerts': [],
   '/audit': [OWNER_LOGIN],
 };

@@ -369,6 +369,12 @@ fn walks(world: &World) -> Vec<(&'static str, String, Vec<Secret>)> {
         ),
         ("/team", "/team".into(), vec![]),
         ("/settings", "/settings".into(), vec![]),
+        ("/connect", "/connect".into(), vec![]),
+        (
+            "/connect/warden-plugin.jar",
+            "/connect/warden-plugin.jar".into(),
+            vec![],
+        ),
         ("/alerts", "/alerts".into(), vec![]),
         (
             "/alerts/destinations/{id}",
