@@ -44,7 +44,68 @@ pub(crate) fn join(entries: &Entries) -> Box<RawValue> {
     RawValue::from_string(text).unwrap_or_else(|_| unreachable!("joined entries are an object"))
 }
 
+/// True when an object (the JSON text of one) has at least one entry.
+pub(crate) fn has_entries(object: &RawValue) -> bool {
+    object
+        .get()
+        .trim_start()
+        .strip_prefix('{')
+        .is_some_and(|rest| !rest.trim_start().starts_with('}'))
+}
+
+/// An object written entry by entry as JSON text, checked once when finished.
+pub(crate) struct ObjectText {
+    text: String,
+}
+
+impl ObjectText {
+    pub(crate) fn with_capacity(capacity: usize) -> ObjectText {
+        let mut text = String::with_capacity(capacity);
+        text.push('{');
+        ObjectText { text }
+    }
+
+    fn key(&mut self, key: &str) {
+        if self.text.len() > 1 {
+            self.text.push(',');
+        }
+        // A `String` always serializes.
+        self.text
+            .push_str(&serde_json::to_string(key).unwrap_or_default());
+        self.text.push(':');
+    }
+
+    /// Adds `key` with `value`'s text as it is.
+    pub(crate) fn push(&mut self, key: &str, value: &RawValue) {
+        self.key(key);
+        self.text.push_str(value.get());
+    }
+
+    /// Adds `key` with a sealed value (`"\0w1." + base64url`: only its NUL needs escaping).
+    pub(crate) fn push_sealed(&mut self, key: &str, sealed: &str) {
+        self.key(key);
+        match sealed.strip_prefix('\0') {
+            Some(rest) if !rest.contains(['"', '\\']) && !rest.contains(char::is_control) => {
+                self.text.push_str("\"\\u0000");
+                self.text.push_str(rest);
+                self.text.push('"');
+            }
+            _ => self
+                .text
+                .push_str(&serde_json::to_string(sealed).unwrap_or_default()),
+        }
+    }
+
+    /// The object.
+    pub(crate) fn finish(mut self) -> Box<RawValue> {
+        self.text.push('}');
+        RawValue::from_string(self.text)
+            .unwrap_or_else(|_| unreachable!("keys serialized, values verbatim: an object"))
+    }
+}
+
 /// A JSON string value holding `text` (NUL and all, escaped).
+#[cfg(test)]
 pub(crate) fn string_value(text: &str) -> Box<RawValue> {
     let json = serde_json::to_string(text).unwrap_or_default();
     RawValue::from_string(json).unwrap_or_else(|_| unreachable!("a serialized string is JSON"))
