@@ -18,6 +18,7 @@ use uuid::Uuid;
 const EVE: &str = "e7a5e000-0000-4000-8000-0000000034e1";
 /// Kept.
 const KIM: &str = "e7a5e000-0000-4000-8000-0000000034c2";
+const SERVER: &str = "e7a5e000-0000-4000-8000-000000003401";
 
 /// A player's event properties: `item` is kept in clear, every other one is personal (a
 /// string, a number, an object, a list), each value distinctive enough to find in raw bytes
@@ -130,6 +131,15 @@ async fn every_property_is_sealed_unless_kept_clear_and_erasure_leaves_none_read
         .await;
     assert_eq!(status, 200, "{answer}");
     let now = now();
+    // A join each: erasure is for players the account has seen.
+    for (player, name) in [(EVE, "PropsEve"), (KIM, "PropsKim")] {
+        net.post(
+            "/api/plugin/sessions",
+            json!({"server_id": SERVER, "player_uuid": player, "player_name": name,
+                   "event": "join", "at": ago(now, 120)}),
+        )
+        .await;
+    }
     let (eve_score, kim_score) = (73_519.625, 61_407.375);
     net.post(
         "/api/v1/plugin/events",
