@@ -116,14 +116,30 @@ fn properties_split_and_join_keeping_values_verbatim() {
     assert_eq!(sealed.get(), r#""\u0000w1.abc""#);
     assert_eq!(properties::string_of(&sealed).as_deref(), Some("\0w1.abc"));
 
-    let mut object = properties::ObjectText::with_capacity(0);
-    object.push("plain", &RawValue::from_string("[1, 2]".into()).unwrap());
-    object.push_sealed("se\"aled", "\0w1.abc-_");
-    object.push_sealed("odd", "not \"sealed\"");
+    // Values are found where they stand and replaced there, the rest kept as it is.
+    let text = r#"{ "a" : [1, "]"] ,"b\"":{"c": 2.50},  "d":"x" }"#;
+    let spans = properties::spans(text).unwrap();
+    let found: Vec<(&str, &str)> = spans
+        .iter()
+        .map(|(key, span)| (key.as_str(), &text[span.clone()]))
+        .collect();
     assert_eq!(
-        object.finish().get(),
-        r#"{"plain":[1, 2],"se\"aled":"\u0000w1.abc-_","odd":"not \"sealed\""}"#
+        found,
+        [
+            ("a", r#"[1, "]"]"#),
+            ("b\"", r#"{"c": 2.50}"#),
+            ("d", r#""x""#)
+        ]
     );
+    let (mut sealed, mut odd) = (String::new(), String::new());
+    properties::push_sealed(&mut sealed, "\0w1.abc-_");
+    properties::push_sealed(&mut odd, "not \"sealed\"");
+    let replaced = [(spans[0].1.clone(), sealed), (spans[2].1.clone(), odd)];
+    assert_eq!(
+        properties::splice(text, &replaced).get(),
+        r#"{ "a" : "\u0000w1.abc-_" ,"b\"":{"c": 2.50},  "d":"not \"sealed\"" }"#
+    );
+    assert!(properties::spans("[1]").is_none());
     for (text, entries) in [("{}", false), (" { \n } ", false), (r#"{"a":1}"#, true)] {
         let raw = RawValue::from_string(text.into()).unwrap();
         assert_eq!(properties::has_entries(&raw), entries, "{text}");
