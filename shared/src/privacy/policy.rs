@@ -8,8 +8,8 @@
 //! the rest in clear, so an erasure depended on what an operator had thought of listing. Now
 //! every property is personal unless listed in `clear_properties`. A stored policy of the old
 //! shape still reads (its retention is kept); its personal list means nothing more than the
-//! default and is dropped at the next save. Clients may still send the old field (see
-//! [`PrivacyPolicy::personal_properties`]).
+//! default, is not shown, and is dropped at the next save. Clients may still send the old
+//! field (see [`PrivacyPolicy::personal_properties`]).
 
 use super::RetentionKind;
 use crate::validation::{FieldError, FieldErrors};
