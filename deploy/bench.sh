@@ -12,7 +12,8 @@
 #             (player search, chat keyword search, the chat index's cost to the projector),
 #             or only the alerts target (plugin write -> signed webhook at a local receiver),
 #             or only the privacy target (durable ingest with personal fields sealed against
-#             the same in clear, and the projector's catch-up over each backlog), or only the
+#             the same in clear, the projector's catch-up over each backlog, and custom events
+#             with every property sealed against one of five and against clear), or only the
 #             partition targets (two projector processes against one on the partitioned log,
 #             and the mixed tenant: one account's backlog while another's writes stay readable),
 #             or only the rebuild targets (the mixed backlog rebuilt beside the live projector

@@ -247,7 +247,7 @@ struct Outgoing {
 }
 
 /// Seals the personal fields of every message ([`shared::privacy`]). Only custom events
-/// need the account's policy (which properties are personal), so only they read it; the
+/// need the account's policy (which properties stay in clear), so only they read it; the
 /// other kinds seal fixed fields. A key bucket that cannot be reached refuses the write like
 /// an unavailable log: nothing is appended.
 async fn seal_all<T: PluginRecord>(

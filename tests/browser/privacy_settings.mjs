@@ -1,6 +1,6 @@
 // Browser test of the "Data retention" section of /settings (issue 18): Debian's headless
 // Chromium, driven by playwright-core, signs in as an owner, sees every kind kept forever, sets
-// chat to 30 days and marks the custom-event property `email` personal, saves, reads what
+// chat to 30 days and keeps the custom-event property `item` in clear, saves, reads what
 // changed, and axe-core finds nothing serious; after a reload the values are still shown. A
 // word for days is refused with a message and changes nothing.
 //
@@ -28,7 +28,7 @@ const failures = [];
 
 const KINDS = ['chat', 'ip_hashes', 'sessions', 'custom_events', 'anticheat_flags'];
 const form = (page) => page.locator('#privacy-form');
-const properties = (page) => form(page).getByLabel(/Personal custom-event properties/);
+const properties = (page) => form(page).getByLabel(/Custom-event properties kept in clear/);
 
 /** The days shown per kind, as the inputs hold them ("" is forever). */
 const shown = (page) => page.$$eval('#privacy-form input[type="number"]',
@@ -55,15 +55,15 @@ async function checks(page) {
     failures.push(`a new account's retention reads ${JSON.stringify(before)}, expected every kind forever`);
   }
 
-  // Chat 30 days (typed into the field its label names) and one personal property.
+  // Chat 30 days (typed into the field its label names) and one property kept in clear.
   await form(page).getByLabel('Chat messages and commands', { exact: true }).fill('30');
-  await properties(page).fill('email');
+  await properties(page).fill('item');
   let answer = await save(page);
   const status = page.locator('#privacy-form').locator('xpath=preceding-sibling::div[contains(@class,"notice")][1]');
   await status.waitFor({ timeout: WAIT_MS }).catch(() => {});
   const notice = (await status.textContent().catch(() => '')).replace(/\s+/g, ' ').trim();
   if (answer.status() !== 200 || !notice.includes('Chat messages and commands: forever → 30 days')
-    || !notice.includes('Personal custom-event properties') || !notice.includes('email')) {
+    || !notice.includes('Custom-event properties kept in clear') || !notice.includes('item')) {
     failures.push(`saving answered ${answer.status()} with ${JSON.stringify(notice)}`);
   } else {
     log(`saved: ${notice}`);
@@ -76,10 +76,10 @@ async function checks(page) {
   await page.goto(`${BASE_URL}/settings`);
   const after = await shown(page);
   const kept = await properties(page).inputValue();
-  if (after.chat !== '30' || KINDS.slice(1).some((kind) => after[kind] !== '') || kept !== 'email') {
+  if (after.chat !== '30' || KINDS.slice(1).some((kind) => after[kind] !== '') || kept !== 'item') {
     failures.push(`after a reload the section reads ${JSON.stringify(after)} and ${JSON.stringify(kept)}`);
   } else {
-    log('after a reload: chat 30 days, email personal');
+    log('after a reload: chat 30 days, item kept in clear');
   }
   await scan(page, '/settings');
 

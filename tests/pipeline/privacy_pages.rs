@@ -113,5 +113,5 @@ async fn an_owner_sets_data_retention_on_the_settings_page_in_a_real_browser() {
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["retention"]["chat"], 30, "{body}");
-    assert_eq!(body["personal_properties"], json!(["email"]), "{body}");
+    assert_eq!(body["clear_properties"], json!(["item"]), "{body}");
 }

@@ -63,6 +63,32 @@ pub(crate) async fn chat_bodies(
     .await
 }
 
+/// Each key is one client posting the bodies `body(n)` (each of `records` records) to `path`
+/// back to back for `duration`, `n` counting every request of the run.
+pub(crate) async fn batches(
+    http: &reqwest::Client,
+    url: String,
+    keys: &[String],
+    body: Arc<dyn Fn(usize) -> Vec<u8> + Send + Sync>,
+    records: u64,
+    duration: Duration,
+) -> LoadOutcome {
+    let sent = Arc::new(AtomicUsize::new(0));
+    run_workers(
+        keys,
+        duration,
+        move |key, http, _rng| {
+            let (url, body, sent) = (url.clone(), body.clone(), sent.clone());
+            async move {
+                let body = body(sent.fetch_add(1, Ordering::Relaxed));
+                post(&http, &url, &key, body).await.then_some(records)
+            }
+        },
+        http,
+    )
+    .await
+}
+
 /// Each key is one client posting single custom events back to back for `duration`.
 pub(crate) async fn single_events(
     http: &reqwest::Client,

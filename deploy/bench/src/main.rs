@@ -63,7 +63,8 @@ enum Command {
         /// (live stream, open streams, reads on the large dataset, the dashboard and sign-in)
         /// or `search` (player and chat search, the chat index's cost to the projector) or
         /// `alerts` (plugin write -> signed webhook at a local receiver) or `privacy` (durable
-        /// ingest and projector catch-up with personal fields sealed, against clear) or
+        /// ingest and projector catch-up with personal fields sealed, against clear, and
+        /// custom events with every property sealed, one of five, and none) or
         /// `partitions` (two projector processes against one on the partitioned log, and the
         /// mixed tenant: one account's backlog while another's writes must stay readable) or
         /// `rebuild` (the backlog rebuilt beside the live projector and readers, against raw

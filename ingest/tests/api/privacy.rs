@@ -25,10 +25,11 @@ const PERSONAL: [&str; 10] = [
     "FlaggedFred",
 ];
 
-/// One write of each kind with personal fields, after marking `email` personal.
+/// One write of each kind with personal fields, after keeping the custom-event property
+/// `crate` in clear (every other property is sealed).
 async fn write_everything_personal(ingest: &TestIngest) {
     let policy = PrivacyPolicy {
-        personal_properties: vec!["email".into()],
+        clear_properties: vec!["crate".into()],
         ..PrivacyPolicy::default()
     };
     ingest
@@ -125,7 +126,7 @@ async fn personal_fields_are_sealed_in_the_log_and_identifiers_stay_clear() {
         STAFF,
         "crate_opened",
         r#""crate":"legendary_crate""#,
-        r#""count":7"#,
+        r#""count":"#,
         "litebans",
         "Reach",
         "1.21.4",
@@ -133,6 +134,10 @@ async fn personal_fields_are_sealed_in_the_log_and_identifiers_stay_clear() {
     ] {
         assert!(raw.contains(clear), "{clear:?} is missing from the log");
     }
+    assert!(
+        !raw.contains(r#""count":7"#),
+        "a property not kept in clear is sealed"
+    );
 
     // Every reader opens them again with the keys.
     let log = ingest.decoded_log().await;
@@ -289,4 +294,58 @@ async fn a_burst_of_more_new_players_than_key_fetch_slots_is_sealed_and_opens() 
             assert!(opened.contains(&text), "{text:?} does not open");
         }
     }
+}
+
+/// Issue 34: with no policy at all, every property value of a custom event is sealed (not only
+/// listed ones), whatever its type; the names stay readable and the keys open the values to
+/// exactly what was sent.
+#[tokio::test]
+async fn without_a_policy_every_custom_event_property_is_sealed() {
+    let ingest = TestIngest::start().await;
+    let properties = json!({
+        "email": "nora@example.test",
+        "count": 9_371.5,
+        "flag": true,
+        "address": {"street": "nora lane 4", "rooms": [2, "nora-loft"]},
+    });
+    let (status, response) = ingest
+        .post(
+            "/api/v1/plugin/events",
+            json!({"player_uuid": PLAYER, "name": "crate_opened", "properties": properties}),
+        )
+        .await;
+    assert_eq!(status, 202, "{response}");
+    let raw = raw_log(&ingest).await;
+    for personal in ["nora@example.test", "9371.5", "nora lane 4", "nora-loft"] {
+        assert!(!raw.contains(personal), "{personal:?} is in clear: {raw}");
+    }
+    for name in [r#""email":"#, r#""count":"#, r#""flag":"#, r#""address":"#] {
+        assert!(raw.contains(name), "{name} is missing from the log");
+    }
+    let sealed = ingest
+        .sealed_log()
+        .await
+        .into_iter()
+        .find_map(|(_, message)| match message.batch {
+            RecordBatch::Custom(events) => events[0].record.properties.clone(),
+            _ => None,
+        })
+        .expect("the custom event");
+    let sealed: serde_json::Map<String, Value> =
+        serde_json::from_str(sealed.get()).expect("an object");
+    assert!(
+        sealed.values().all(|v| v.as_str().is_some_and(is_sealed)),
+        "{sealed:?}"
+    );
+    let opened = ingest
+        .decoded_log()
+        .await
+        .into_iter()
+        .find_map(|(_, message)| match message.batch {
+            RecordBatch::Custom(events) => events[0].record.properties.clone(),
+            _ => None,
+        })
+        .expect("the custom event");
+    let opened: Value = serde_json::from_str(opened.get()).expect("JSON");
+    assert_eq!(opened, properties);
 }

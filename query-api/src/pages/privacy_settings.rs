@@ -1,5 +1,5 @@
-//! The "Data retention" section of `/settings` (issue 18): days kept per kind and the personal
-//! custom-event properties, saved through the admin API's [`store_policy`] (same checks, same
+//! The "Data retention" section of `/settings` (issue 18): days kept per kind and the
+//! custom-event properties kept in clear in the event log (issue 34), saved through the admin API's [`store_policy`] (same checks, same
 //! audit row). The page answering a save lists what changed.
 
 use super::Shell;
@@ -36,7 +36,7 @@ pub struct RetentionRow {
 pub struct PrivacySection {
     /// One row per kind; empty when the policy could not be read.
     pub rows: Vec<RetentionRow>,
-    /// The personal property names, one per line.
+    /// The names of the properties kept in clear, one per line.
     pub properties: String,
     /// Why the policy could not be read (the section says so instead of a form).
     pub unavailable: Option<String>,
@@ -76,7 +76,7 @@ impl PrivacySection {
                         .map_or_else(String::new, |d| d.to_string()),
                 })
                 .collect(),
-            properties: policy.personal_properties.join("\n"),
+            properties: policy.clear_properties.join("\n"),
             unavailable: None,
             changes: None,
         }
@@ -90,7 +90,7 @@ fn removes(kind: RetentionKind) -> &'static str {
         RetentionKind::IpHashes => "the hash only: sessions stay, alt detection loses them",
         RetentionKind::Sessions => "closed sessions and their timeline entries (playtime stays)",
         RetentionKind::CustomEvents => {
-            "Events page rows (charts stay); personal properties in the event log"
+            "Events page rows (charts stay); sealed properties in the event log"
         }
         RetentionKind::AnticheatFlags => "flag rows",
     }
@@ -109,9 +109,9 @@ pub(super) struct PrivacyForm {
     custom_events: String,
     #[serde(default)]
     anticheat_flags: String,
-    /// One name per line (commas work too).
+    /// The properties kept in clear: one name per line (commas work too).
     #[serde(default)]
-    personal_properties: String,
+    clear_properties: String,
 }
 
 impl PrivacyForm {
@@ -145,13 +145,14 @@ impl PrivacyForm {
         errors.into_result().map_err(ApiError::invalid)?;
         Ok(PrivacyPolicy {
             retention,
-            personal_properties: self
-                .personal_properties
+            clear_properties: self
+                .clear_properties
                 .split(['\n', ','])
                 .map(str::trim)
                 .filter(|name| !name.is_empty())
                 .map(str::to_owned)
                 .collect(),
+            personal_properties: Vec::new(),
         })
     }
 }
@@ -190,16 +191,16 @@ mod tests {
             sessions: String::new(),
             custom_events: String::new(),
             anticheat_flags: String::new(),
-            personal_properties: properties.into(),
+            clear_properties: properties.into(),
         }
     }
 
     #[test]
     fn empty_fields_keep_forever_and_names_split_by_line() -> Result<(), ApiError> {
-        let policy = form("", "email\n ip ,\n\n").policy()?;
+        let policy = form("", "item\n price ,\n\n").policy()?;
         assert_eq!(policy.retention.chat, None);
         assert_eq!(policy.retention.ip_hashes, Some(30));
-        assert_eq!(policy.personal_properties, ["email", "ip"]);
+        assert_eq!(policy.clear_properties, ["item", "price"]);
         Ok(())
     }
 

@@ -1,8 +1,9 @@
 //! `/api/admin/accounts/{id}/privacy`: an account's privacy policy (issue 18): how many days
-//! each kind of data is kept, and which custom-event properties are personal.
+//! each kind of data is kept, and which custom-event properties stay in clear in the event log
+//! (every other one is sealed with the player's key, issue 34).
 //!
 //! The policy lives in the privacy accounts bucket ([`Keyring::set_policy`]), where ingest
-//! (which seals the personal properties) and the projector (whose sweeper applies retention)
+//! (which seals the properties) and the projector (whose sweeper applies retention)
 //! read it; there is no copy in PostgreSQL. The settings page saves through
 //! [`store_policy`] too, so both write the same audit row.
 //!
@@ -83,7 +84,7 @@ pub async fn put_privacy(
     }
     let policy: PrivacyPolicy = from_object(body)?;
     store_policy(&state, account_id, &Actor::admin_key(), &policy).await?;
-    Ok(Json(policy))
+    Ok(Json(policy.normalized()))
 }
 
 /// The policy in force for `account_id`; an unknown account is a 404.
@@ -94,12 +95,14 @@ pub async fn load_policy(state: &AppState, account_id: Uuid) -> Result<PrivacyPo
         .policy(account_id)
         .await
         .map_err(keyring_error)?;
-    Ok((*policy).clone())
+    // A policy stored before issue 34 may still hold the old personal list.
+    Ok((*policy).clone().normalized())
 }
 
 /// Checks and stores `policy` as the account's (the admin API and the settings page), and
 /// writes the audit row naming what changed; returns those changes, one line each (empty
-/// when nothing did).
+/// when nothing did). The old `personal_properties` list is checked, then dropped
+/// ([`PrivacyPolicy::normalized`]).
 pub async fn store_policy(
     state: &AppState,
     account_id: Uuid,
@@ -107,6 +110,7 @@ pub async fn store_policy(
     policy: &PrivacyPolicy,
 ) -> Result<Vec<String>, ApiError> {
     policy.validate().map_err(ApiError::invalid)?;
+    let policy = &policy.clone().normalized();
     let before = load_policy(state, account_id).await?;
     state
         .keyring
@@ -141,7 +145,7 @@ pub fn changes(before: &PrivacyPolicy, after: &PrivacyPolicy) -> Vec<String> {
             ));
         }
     }
-    if before.personal_properties != after.personal_properties {
+    if before.clear_properties != after.clear_properties {
         let list = |names: &[String]| {
             if names.is_empty() {
                 "none".to_owned()
@@ -150,9 +154,9 @@ pub fn changes(before: &PrivacyPolicy, after: &PrivacyPolicy) -> Vec<String> {
             }
         };
         lines.push(format!(
-            "Personal custom-event properties: {} → {}",
-            list(&before.personal_properties),
-            list(&after.personal_properties)
+            "Custom-event properties kept in clear: {} → {}",
+            list(&before.clear_properties),
+            list(&after.clear_properties)
         ));
     }
     lines
@@ -195,17 +199,19 @@ pub(crate) fn keyring_error(error: KeyringError) -> ApiError {
 }
 
 /// The rules utoipa's attributes cannot spell: each property name's length, no NUL, no name
-/// twice.
+/// twice (in either list).
 pub fn refine_document(doc: &mut Value) {
-    shared::openapi::refine(
-        doc,
-        "PrivacyPolicy",
-        Some("personal_properties"),
-        json!({
-            "uniqueItems": true,
-            "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\x00]*$"},
-        }),
-    );
+    for list in ["clear_properties", "personal_properties"] {
+        shared::openapi::refine(
+            doc,
+            "PrivacyPolicy",
+            Some(list),
+            json!({
+                "uniqueItems": true,
+                "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\x00]*$"},
+            }),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -218,13 +224,13 @@ mod tests {
         let mut after = before.clone();
         after.retention.chat = Some(90);
         after.retention.ip_hashes = Some(1);
-        after.personal_properties = vec!["email".into(), "ip".into()];
+        after.clear_properties = vec!["item".into(), "price".into()];
         assert_eq!(
             changes(&before, &after),
             [
                 "Chat messages and commands: forever → 90 days",
                 "Sessions' IP hashes: forever → 1 day",
-                "Personal custom-event properties: none → email, ip",
+                "Custom-event properties kept in clear: none → item, price",
             ]
         );
         assert!(changes(&after, &after).is_empty());

@@ -24,17 +24,17 @@ async fn privacy_policy_is_read_set_and_kept_per_account() -> anyhow::Result<()>
         app.create_account("Net").await?,
         app.create_account("Other").await?,
     );
-    // Until one is set: everything forever, nothing personal.
+    // Until one is set: everything forever, no property kept in clear (all sealed).
     let empty = json!({
         "retention": {"chat": null, "ip_hashes": null, "sessions": null,
                       "custom_events": null, "anticheat_flags": null},
-        "personal_properties": [],
+        "clear_properties": [],
     });
     assert_eq!(get_policy(&app, &account).await?, empty);
 
     let policy = json!({
         "retention": {"chat": 90, "ip_hashes": 30},
-        "personal_properties": ["email", "ip"],
+        "clear_properties": ["item", "price"],
     });
     let response = app
         .admin(Method::PUT, &path(&account))
@@ -45,7 +45,7 @@ async fn privacy_policy_is_read_set_and_kept_per_account() -> anyhow::Result<()>
     let stored = json!({
         "retention": {"chat": 90, "ip_hashes": 30, "sessions": null,
                       "custom_events": null, "anticheat_flags": null},
-        "personal_properties": ["email", "ip"],
+        "clear_properties": ["item", "price"],
     });
     assert_eq!(response.json::<Value>().await?, stored);
     assert_eq!(get_policy(&app, &account).await?, stored);
@@ -79,9 +79,55 @@ async fn privacy_policy_is_read_set_and_kept_per_account() -> anyhow::Result<()>
         json!([
             "Chat messages and commands: forever → 90 days",
             "Sessions' IP hashes: forever → 30 days",
-            "Personal custom-event properties: none → email, ip",
+            "Custom-event properties kept in clear: none → item, price",
         ])
     );
+    Ok(())
+}
+
+/// Clients written before issue 34 send `personal_properties`: still accepted (every property
+/// not kept in clear is sealed, so the names need no listing), never stored nor returned.
+#[tokio::test]
+async fn the_old_personal_properties_field_is_accepted_and_dropped() -> anyhow::Result<()> {
+    let app = TestApp::spawn().await?;
+    let account = app.create_account("Net").await?;
+    let old = json!({"retention": {"chat": 30}, "personal_properties": ["email"]});
+    let response = app
+        .admin(Method::PUT, &path(&account))
+        .json(&old)
+        .send()
+        .await?;
+    assert_eq!(response.status(), StatusCode::OK);
+    let stored = json!({
+        "retention": {"chat": 30, "ip_hashes": null, "sessions": null,
+                      "custom_events": null, "anticheat_flags": null},
+        "clear_properties": [],
+    });
+    assert_eq!(response.json::<Value>().await?, stored);
+    assert_eq!(get_policy(&app, &account).await?, stored);
+
+    // With the new list, the old one keeps its meaning: a name it lists stays sealed.
+    let both = json!({"clear_properties": ["email", "item"], "personal_properties": ["email"]});
+    let response = app
+        .admin(Method::PUT, &path(&account))
+        .json(&both)
+        .send()
+        .await?;
+    assert_eq!(response.status(), StatusCode::OK);
+    let kept = get_policy(&app, &account).await?;
+    assert_eq!(kept["clear_properties"], json!(["item"]), "{kept}");
+    assert!(kept.get("personal_properties").is_none(), "{kept}");
+
+    // The document says so: the old field is deprecated and never returned.
+    let response = app.get_with("/api/openapi.json", None).await?;
+    let doc: Value = response.json().await?;
+    let fields = &doc["components"]["schemas"]["PrivacyPolicy"]["properties"];
+    assert_eq!(
+        fields["personal_properties"]["deprecated"], true,
+        "{fields}"
+    );
+    assert_eq!(fields["clear_properties"]["maxItems"], 64, "{fields}");
+    assert_eq!(fields["clear_properties"]["uniqueItems"], true, "{fields}");
     Ok(())
 }
 
@@ -89,7 +135,7 @@ async fn privacy_policy_is_read_set_and_kept_per_account() -> anyhow::Result<()>
 async fn privacy_policy_breaking_a_rule_is_422_and_changes_nothing() -> anyhow::Result<()> {
     let app = TestApp::spawn().await?;
     let account = app.create_account("Net").await?;
-    let kept = json!({"retention": {"chat": 7}, "personal_properties": []});
+    let kept = json!({"retention": {"chat": 7}, "clear_properties": []});
     let response = app
         .admin(Method::PUT, &path(&account))
         .json(&kept)
@@ -99,7 +145,7 @@ async fn privacy_policy_breaking_a_rule_is_422_and_changes_nothing() -> anyhow::
 
     let bad = json!({
         "retention": {"chat": 0, "sessions": 36501},
-        "personal_properties": ["email", "", "email"],
+        "clear_properties": ["item", "", "item"],
     });
     let response = app
         .admin(Method::PUT, &path(&account))
@@ -117,8 +163,8 @@ async fn privacy_policy_breaking_a_rule_is_422_and_changes_nothing() -> anyhow::
         [
             "retention.chat",
             "retention.sessions",
-            "personal_properties[1]",
-            "personal_properties[2]",
+            "clear_properties[1]",
+            "clear_properties[2]",
         ]
     );
     assert_eq!(get_policy(&app, &account).await?["retention"]["chat"], 7);
@@ -129,6 +175,7 @@ async fn privacy_policy_breaking_a_rule_is_422_and_changes_nothing() -> anyhow::
         json!({"retention": {"chat": -1}}),
         json!({"retention": {"chat": "90"}}),
         json!({"personal_properties": "email"}),
+        json!({"clear_properties": "item"}),
         json!([]),
         // serde reads a struct from an array of its fields too; the schema does not allow it.
         json!({"retention": [90, 30, null, null, null]}),
@@ -150,18 +197,20 @@ async fn privacy_policy_breaking_a_rule_is_422_and_changes_nothing() -> anyhow::
         );
     }
     let too_many: Vec<String> = (0..65).map(|i| format!("p{i}")).collect();
-    let response = app
-        .admin(Method::PUT, &path(&account))
-        .json(&json!({"personal_properties": too_many}))
-        .send()
+    for list in ["clear_properties", "personal_properties"] {
+        let response = app
+            .admin(Method::PUT, &path(&account))
+            .json(&json!({list: too_many}))
+            .send()
+            .await?;
+        let body = problem(
+            response,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_failed",
+        )
         .await?;
-    let body = problem(
-        response,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "validation_failed",
-    )
-    .await?;
-    assert_eq!(error_fields(&body), ["personal_properties"]);
+        assert_eq!(error_fields(&body), [list]);
+    }
     Ok(())
 }
 
@@ -227,7 +276,7 @@ async fn privacy_settings_section_saves_and_shows_what_changed() -> anyhow::Resu
         ("sessions", ""),
         ("custom_events", ""),
         ("anticheat_flags", "365"),
-        ("personal_properties", "email\nip"),
+        ("clear_properties", "item\nprice"),
     ];
     let response = owner.post("/settings/privacy", &form).await?;
     assert_eq!(response.status(), StatusCode::OK);
@@ -241,7 +290,7 @@ async fn privacy_settings_section_saves_and_shows_what_changed() -> anyhow::Resu
     let stored = get_policy(&app, &account).await?;
     assert_eq!(stored["retention"]["chat"], 90);
     assert_eq!(stored["retention"]["sessions"], json!(null));
-    assert_eq!(stored["personal_properties"], json!(["email", "ip"]));
+    assert_eq!(stored["clear_properties"], json!(["item", "price"]));
     let actor: String = sqlx::query_scalar(
         "SELECT actor FROM audit_log
          WHERE account_id = $1::uuid AND action = 'privacy_policy_changed'",
@@ -256,7 +305,7 @@ async fn privacy_settings_section_saves_and_shows_what_changed() -> anyhow::Resu
     assert!(page.contains("nothing changed"), "{page}");
 
     // Refused: the page again with the reason, and the policy as it was.
-    let bad = [("chat", "ninety"), ("personal_properties", "")];
+    let bad = [("chat", "ninety"), ("clear_properties", "")];
     let response = owner.post("/settings/privacy", &bad).await?;
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let response = owner.post("/settings/privacy", &[("chat", "0")]).await?;

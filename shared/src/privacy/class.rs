@@ -13,7 +13,8 @@ pub enum FieldClass {
     Chat,
     /// A session's IP hash: kept for the account's IP-hash retention.
     IpHash,
-    /// Custom-event properties marked personal: kept for the custom-event retention.
+    /// Custom-event property values (all but those the account keeps in clear): kept for the
+    /// custom-event retention.
     EventProperties,
 }
 
@@ -77,7 +78,7 @@ pub enum RetentionKind {
     IpHashes,
     /// Join/quit sessions.
     Sessions,
-    /// Custom events (rows of the Events page, and their personal properties in the event log).
+    /// Custom events (rows of the Events page, and their sealed properties in the event log).
     CustomEvents,
     /// Anti-cheat flags.
     AnticheatFlags,

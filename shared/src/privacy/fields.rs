@@ -22,8 +22,8 @@ pub enum Slot<'a> {
     OptionalText(&'a mut Option<String>),
     /// A list of texts (a note's evidence links); erased reads as empty.
     Texts(&'a mut Vec<String>),
-    /// Custom-event properties: only the top-level properties the account marks personal are
-    /// sealed; erased ones read as `null`.
+    /// Custom-event properties: each top-level property's value is sealed, but for those the
+    /// account keeps in clear; erased ones read as `null`.
     Properties(&'a mut Option<Box<RawValue>>),
 }
 

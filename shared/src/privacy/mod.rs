@@ -21,7 +21,7 @@
 //! | [`FieldClass::Identity`] | player and staff names, punishment reasons, account-link ids and names, note text and links | player key |
 //! | [`FieldClass::Chat`] | chat message and command text | player key + chat period key |
 //! | [`FieldClass::IpHash`] | session IP hashes | player key + IP-hash period key |
-//! | [`FieldClass::EventProperties`] | custom-event properties the account marks personal | player key + custom-event period key |
+//! | [`FieldClass::EventProperties`] | custom-event property values, but those the account keeps in clear | player key + custom-event period key |
 //!
 //! UUIDs (players, servers, punishments) stay clear: every read model joins on them.
 

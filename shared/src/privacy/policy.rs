@@ -1,7 +1,15 @@
 //! An account's privacy policy: how long each kind of data is kept, and which custom-event
-//! properties are personal. Stored in the privacy accounts bucket (`policy.<account>`), where
-//! ingest (which seals the personal properties) and the projector (which applies retention)
-//! both read it; the settings page and `PUT /api/admin/accounts/{id}/privacy` write it.
+//! properties stay in clear in the event log (every other one is sealed with the player's
+//! key). Stored in the privacy accounts bucket (`policy.<account>`), where ingest (which seals
+//! the properties) and the projector (which applies retention) both read it; the settings page
+//! and `PUT /api/admin/accounts/{id}/privacy` write it.
+//!
+//! Before issue 34 a policy named the *personal* properties (`personal_properties`) and left
+//! the rest in clear, so an erasure depended on what an operator had thought of listing. Now
+//! every property is personal unless listed in `clear_properties`. A stored policy of the old
+//! shape still reads (its retention is kept); its personal list means nothing more than the
+//! default, is not shown, and is dropped at the next save. Clients may still send the old
+//! field (see [`PrivacyPolicy::personal_properties`]).
 
 use super::RetentionKind;
 use crate::validation::{FieldError, FieldErrors};
@@ -11,7 +19,8 @@ use utoipa::ToSchema;
 
 /// The longest retention that can be set, in days (100 years); unset means forever.
 pub const MAX_RETENTION_DAYS: u32 = 36_500;
-/// Custom-event properties an account can mark personal at most.
+/// Custom-event properties an account can list at most (kept in clear, or the old personal
+/// list).
 pub const MAX_PERSONAL_PROPERTIES: usize = 64;
 
 /// Days each kind of data is kept; `null` (or absent) keeps it forever.
@@ -72,10 +81,20 @@ pub struct PrivacyPolicy {
     /// How long each kind of data is kept.
     #[serde(default)]
     pub retention: RetentionDays,
-    /// Top-level custom-event property names whose values are personal (sealed in the log
-    /// under the custom-event retention, erased with the player), e.g. `["email", "ip"]`.
+    /// Top-level custom-event property names whose values stay in clear in the event log,
+    /// e.g. `["item", "price"]`. Every other property value is sealed with the player's key
+    /// (kept for the custom-event days, unreadable once the player is erased). Empty (the
+    /// default): every property is sealed.
     #[serde(default)]
     #[schema(max_items = 64)]
+    pub clear_properties: Vec<String>,
+    /// Deprecated: earlier versions sealed only the properties listed here. Every property
+    /// not in `clear_properties` is sealed now, so these names need no listing. Still
+    /// accepted with its meaning: a name listed here is sealed even if `clear_properties`
+    /// names it too (it is taken out of that list). Never stored nor returned.
+    // `normalized` empties it before a policy is stored or answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 64, deprecated)]
     pub personal_properties: Vec<String>,
 }
 
@@ -92,13 +111,14 @@ impl PrivacyPolicy {
         self.cutoff(kind, now).is_some_and(|cutoff| at < cutoff)
     }
 
-    /// True when the top-level custom-event property `name` is personal.
+    /// True when the top-level custom-event property `name` is sealed in the log: every one
+    /// the account does not keep in clear.
     pub fn is_personal_property(&self, name: &str) -> bool {
-        self.personal_properties.iter().any(|p| p == name)
+        !self.clear_properties.iter().any(|p| p == name)
     }
 
-    /// The policy's rules: days in 1..=36500, at most 64 property names of 1..=64 characters
-    /// without NUL, no name twice.
+    /// The policy's rules: days in 1..=36500; in each list at most 64 property names of
+    /// 1..=64 characters without NUL, no name twice.
     pub fn validate(&self) -> Result<(), Vec<FieldError>> {
         let mut errors = FieldErrors::new();
         for kind in RetentionKind::ALL {
@@ -112,20 +132,34 @@ impl PrivacyPolicy {
                 );
             }
         }
-        if self.personal_properties.len() > MAX_PERSONAL_PROPERTIES {
-            errors.push(
-                "personal_properties",
-                "too_many",
-                format!("at most {MAX_PERSONAL_PROPERTIES} property names"),
-            );
-        }
-        for (i, name) in self.personal_properties.iter().enumerate() {
-            let field = format!("personal_properties[{i}]");
-            errors.text(&field, Some(name), 1, 64);
-            if self.personal_properties[..i].contains(name) {
-                errors.push(&field, "duplicate", "names each property once");
+        for (list, names) in [
+            ("clear_properties", &self.clear_properties),
+            ("personal_properties", &self.personal_properties),
+        ] {
+            if names.len() > MAX_PERSONAL_PROPERTIES {
+                errors.push(
+                    list,
+                    "too_many",
+                    format!("at most {MAX_PERSONAL_PROPERTIES} property names"),
+                );
+            }
+            for (i, name) in names.iter().enumerate() {
+                let field = format!("{list}[{i}]");
+                errors.text(&field, Some(name), 1, 64);
+                if names[..i].contains(name) {
+                    errors.push(&field, "duplicate", "names each property once");
+                }
             }
         }
         errors.into_result()
+    }
+
+    /// The policy as it is stored and returned: the old personal list applied (its names
+    /// taken out of the clear list) and dropped, since the default seals the rest.
+    pub fn normalized(mut self) -> PrivacyPolicy {
+        let personal = std::mem::take(&mut self.personal_properties);
+        self.clear_properties
+            .retain(|name| !personal.contains(name));
+        self
     }
 }

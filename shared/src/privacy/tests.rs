@@ -115,6 +115,35 @@ fn properties_split_and_join_keeping_values_verbatim() {
     let sealed = properties::string_value("\0w1.abc");
     assert_eq!(sealed.get(), r#""\u0000w1.abc""#);
     assert_eq!(properties::string_of(&sealed).as_deref(), Some("\0w1.abc"));
+
+    // Values are found where they stand and replaced there, the rest kept as it is.
+    let text = r#"{ "a" : [1, "]"] ,"b\"":{"c": 2.50},  "d":"x" }"#;
+    let spans = properties::spans(text).unwrap();
+    let found: Vec<(&str, &str)> = spans
+        .iter()
+        .map(|(key, span)| (key.as_str(), &text[span.clone()]))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("a", r#"[1, "]"]"#),
+            ("b\"", r#"{"c": 2.50}"#),
+            ("d", r#""x""#)
+        ]
+    );
+    let (mut sealed, mut odd) = (String::new(), String::new());
+    properties::push_sealed(&mut sealed, "\0w1.abc-_");
+    properties::push_sealed(&mut odd, "not \"sealed\"");
+    let replaced = [(spans[0].1.clone(), sealed), (spans[2].1.clone(), odd)];
+    assert_eq!(
+        properties::splice(text, &replaced).get(),
+        r#"{ "a" : "\u0000w1.abc-_" ,"b\"":{"c": 2.50},  "d":"not \"sealed\"" }"#
+    );
+    assert!(properties::spans("[1]").is_none());
+    for (text, entries) in [("{}", false), (" { \n } ", false), (r#"{"a":1}"#, true)] {
+        let raw = RawValue::from_string(text.into()).unwrap();
+        assert_eq!(properties::has_entries(&raw), entries, "{text}");
+    }
 }
 
 #[test]
@@ -123,18 +152,62 @@ fn policies_validate_days_and_property_names() {
     assert!(policy.validate().is_ok());
     policy.retention.chat = Some(0);
     policy.retention.sessions = Some(36_501);
-    policy.personal_properties = vec!["email".into(), "email".into(), String::new()];
+    policy.clear_properties = vec!["item".into(), "item".into(), String::new()];
+    policy.personal_properties = vec!["email".into(), "email".into(), "item".into()];
     let errors = policy.validate().unwrap_err();
-    let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+    let fields: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (e.field.as_str(), e.code.as_str()))
+        .collect();
     assert_eq!(
         fields,
         [
-            "retention.chat",
-            "retention.sessions",
-            "personal_properties[1]",
-            "personal_properties[2]"
+            ("retention.chat", "out_of_range"),
+            ("retention.sessions", "out_of_range"),
+            ("clear_properties[1]", "duplicate"),
+            ("clear_properties[2]", "invalid_length"),
+            ("personal_properties[1]", "duplicate"),
         ]
     );
+}
+
+#[test]
+fn every_property_is_personal_but_those_kept_in_clear() {
+    let mut policy = PrivacyPolicy::default();
+    assert!(policy.is_personal_property("email"));
+    assert!(policy.is_personal_property("item"));
+    policy.clear_properties = vec!["item".into()];
+    assert!(policy.is_personal_property("email"));
+    assert!(!policy.is_personal_property("item"));
+}
+
+#[test]
+fn a_stored_policy_of_the_old_shape_reads_and_drops_its_personal_list() {
+    // Written before issue 34: retention and the properties then sealed.
+    let old = r#"{"retention":{"chat":90},"personal_properties":["email"]}"#;
+    let policy: PrivacyPolicy = serde_json::from_str(old).unwrap();
+    assert_eq!(policy.retention.chat, Some(90));
+    assert!(policy.clear_properties.is_empty(), "everything is sealed");
+    assert!(policy.is_personal_property("email") && policy.is_personal_property("item"));
+    let stored = serde_json::to_value(policy.clone().normalized()).unwrap();
+    assert_eq!(
+        stored,
+        serde_json::json!({
+            "retention": {"chat": 90, "ip_hashes": null, "sessions": null,
+                          "custom_events": null, "anticheat_flags": null},
+            "clear_properties": []
+        })
+    );
+
+    // Sent with a clear list, the old list keeps its meaning: what it names stays sealed.
+    let both: PrivacyPolicy = serde_json::from_str(
+        r#"{"clear_properties":["email","item"],"personal_properties":["email","ip"]}"#,
+    )
+    .unwrap();
+    assert!(both.validate().is_ok());
+    let both = both.normalized();
+    assert_eq!(both.clear_properties, ["item"]);
+    assert!(both.personal_properties.is_empty());
 }
 
 #[test]

@@ -123,9 +123,10 @@ const PERSONAL: [&str; 10] = [
     "https://clips.example/steve",
 ];
 
+/// `plan` kept in clear; every other property (`email`) sealed.
 fn policy() -> PrivacyPolicy {
     PrivacyPolicy {
-        personal_properties: vec!["email".into()],
+        clear_properties: vec!["plan".into()],
         ..PrivacyPolicy::default()
     }
 }

@@ -3,3 +3,4 @@
 mod erasure;
 mod keyring;
 mod live_stream;
+mod properties;

@@ -8,8 +8,13 @@
 //! requests for both sides), and then comes from ingest's cache. The timed loads alternate
 //! sides round by round. Then a projector catches up on each stream's backlog (opening the
 //! sealed fields, or reading them clear) into a fresh database, alternated the same way.
+//! Last, custom events (issue 34): every property sealed, one of five, and none
+//! ([`events`]).
 
 mod catch_up;
+mod events;
+
+pub(crate) use events::{EVENTS_ALL, EVENTS_CLEAR, EVENTS_LISTED};
 
 use crate::children::ServiceProcess;
 use crate::data::{CHAT_BATCH, CHAT_TEMPLATES, ChatBodies, uuids};
@@ -223,7 +228,8 @@ pub(crate) async fn measure(b: &mut Bench) -> anyhow::Result<()> {
     for side in Side::BOTH {
         check_log(b, side).await?;
     }
-    catch_up::measure(b, rounds, appended).await
+    catch_up::measure(b, rounds, appended).await?;
+    events::measure(b, &pool).await
 }
 
 /// Posts every template once, and at least [`WARM_UP_PER_KEY`] requests per key, with one

@@ -98,22 +98,29 @@ pub(super) fn open_field(cache: &mut Cache, account: Uuid, field: Field<'_>) {
         }
         Slot::Properties(props) => {
             let Some(raw) = props.as_deref() else { return };
-            if !raw.get().contains("\\u0000w1.") {
+            let text = raw.get();
+            if !text.contains(SEALED_JSON) {
                 return;
             }
-            let Some(mut entries) = properties::split(raw) else {
+            let Some(spans) = properties::spans(text) else {
                 return;
             };
-            for (_, value) in entries.iter_mut() {
-                if let Some(text) = properties::string_of(value)
-                    && is_sealed(&text)
+            // Each sealed value is put back where it was: the opened object is the text the
+            // client sent, spacing included.
+            let mut opened = Vec::new();
+            for (_, span) in spans {
+                if let Some(sealed) = properties::string_in(&text[span.clone()])
+                    && is_sealed(&sealed)
                 {
-                    *value = open(&text)
+                    let clear = open(&sealed)
                         .and_then(|clear| serde_json::value::RawValue::from_string(clear).ok())
-                        .unwrap_or_else(properties::null);
+                        .map_or_else(|| "null".to_owned(), |clear| clear.get().to_owned());
+                    opened.push((span, clear));
                 }
             }
-            *props = Some(properties::join(&entries));
+            if !opened.is_empty() {
+                *props = Some(properties::splice(text, &opened));
+            }
         }
         Slot::Text(_) => {}
     }
@@ -152,22 +159,38 @@ pub(super) fn has_clear_value(slot: &Slot<'_>, policy: &PrivacyPolicy) -> bool {
         Slot::OptionalText(text) => text.as_deref().is_some_and(|t| !is_sealed(t)),
         Slot::Texts(texts) => texts.iter().any(|t| !is_sealed(t)),
         Slot::Properties(props) => {
-            !policy.personal_properties.is_empty()
-                && props
-                    .as_deref()
-                    .and_then(properties::split)
-                    .is_some_and(|entries| {
-                        entries
-                            .iter()
-                            .any(|(k, v)| policy.is_personal_property(k) && !is_sealed_value(v))
-                    })
+            let Some(raw) = props.as_deref() else {
+                return false;
+            };
+            // The default (nothing kept in clear) on what a client sent (nothing sealed yet):
+            // any entry at all is to seal, and the object need not be parsed for that.
+            if policy.clear_properties.is_empty() && !raw.get().contains(SEALED_JSON) {
+                return properties::has_entries(raw);
+            }
+            properties::split(raw).is_some_and(|entries| {
+                entries
+                    .iter()
+                    .any(|(k, v)| policy.is_personal_property(k) && !is_sealed_value(v))
+            })
         }
     }
 }
 
+/// How a sealed value starts in JSON text: the NUL of its prefix is always escaped so (ingest
+/// writes it, and no client can send a NUL).
+const SEALED_JSON: &str = "\"\\u0000w1.";
+
 /// True when a property value is a sealed string already (sealing twice would nest it).
 fn is_sealed_value(value: &serde_json::value::RawValue) -> bool {
-    properties::string_of(value).is_some_and(|text| is_sealed(&text))
+    is_sealed_json(value.get())
+}
+
+/// True when the JSON text of a property value is a sealed string.
+fn is_sealed_json(json: &str) -> bool {
+    json.starts_with(SEALED_JSON)
+        || (json.starts_with('"')
+            && json.contains("\\u0000")
+            && properties::string_in(json).is_some_and(|text| is_sealed(&text)))
 }
 
 pub(super) fn seal_properties(
@@ -175,18 +198,24 @@ pub(super) fn seal_properties(
     policy: &PrivacyPolicy,
     seal: &mut dyn FnMut(&str) -> String,
 ) {
-    let Some(mut entries) = props.as_deref().and_then(properties::split) else {
+    let Some(raw) = props.as_deref() else { return };
+    let text = raw.get();
+    let Some(spans) = properties::spans(text) else {
         return;
     };
-    let mut changed = false;
-    for (key, value) in entries.iter_mut() {
-        if policy.is_personal_property(key) && !is_sealed_value(value) {
-            *value = properties::string_value(&seal(value.get()));
-            changed = true;
+    // Each value is sealed where it stands and the rest of the text is kept as sent, so
+    // readers open the very text the client sent; the object's JSON is checked once.
+    let mut sealed = Vec::new();
+    for (key, span) in spans {
+        let value = &text[span.clone()];
+        if policy.is_personal_property(&key) && !is_sealed_json(value) {
+            let mut json = String::new();
+            properties::push_sealed(&mut json, &seal(value));
+            sealed.push((span, json));
         }
     }
-    if changed {
-        *props = Some(properties::join(&entries));
+    if !sealed.is_empty() {
+        *props = Some(properties::splice(text, &sealed));
     }
 }
 

@@ -141,8 +141,8 @@ impl Keyring {
     // ---- sealing (ingest) ----
 
     /// Seals every personal field of `message` under keys of its account and the day it was
-    /// received, creating keys it needs first. `policy` names the personal custom-event
-    /// properties. Does nothing when sealing is off.
+    /// received, creating keys it needs first. `policy` names the custom-event properties
+    /// kept in clear (every other property value is sealed). Does nothing when sealing is off.
     pub async fn seal(
         &self,
         message: &mut LogMessage,

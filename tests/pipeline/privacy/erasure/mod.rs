@@ -1,6 +1,6 @@
 //! Erasing a player end to end (issue 18): two players write everything personal (names,
 //! chat, sessions from one IP, punishments with reasons, each as the other's staff, flags,
-//! rank changes, account links, custom events with a personal property, staff notes); the
+//! rank changes, account links, custom events (every property sealed but one), staff notes); the
 //! admin API erases one. Then no API read, player page, export, SSE backfill nor a full
 //! `projector rebuild` returns anything personal of the erased player, while everything of
 //! the other player is still there.
@@ -15,7 +15,7 @@ use reads::everything;
 use reqwest::Method;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use writes::{mark_email_personal, write_both};
+use writes::{keep_item_clear, write_both};
 
 const SERVER: &str = "e7a5e000-0000-4000-8000-000000000001";
 /// Erased.
@@ -117,7 +117,7 @@ async fn an_erased_player_is_gone_from_every_read_and_a_rebuild_while_the_other_
         .await
         .expect("an owner");
     let owner = Member::sign_in(&net.stack.base, "owner@erase.test").await;
-    mark_email_personal(&net).await;
+    keep_item_clear(&net).await;
     write_both(&net, &owner).await;
     let eves_hash = ip_hash(&net, EVE).await.expect("Eve's IP hash");
     let kims_hash = ip_hash(&net, KIM).await.expect("Kim's IP hash");
