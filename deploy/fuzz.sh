@@ -2,12 +2,15 @@
 # Fuzzes the whole HTTP API from its own OpenAPI document (schemathesis), against a private
 # stack, and fails on any finding of any check or on a pipeline that no longer projects afterwards.
 #
-#   ./deploy/fuzz.sh [--examples N] [--seed N] [--no-build]
+#   ./deploy/fuzz.sh [--examples N] [--strict-examples N] [--seed N] [--no-build]
 #
 #   --examples N  fuzzing-phase cases per operation (default $FUZZ_EXAMPLES or 100); the
 #                 examples and coverage phases add their own (boundary values, each documented
-#                 example, every status the schema names)
+#                 example, every status the schema names); 0 skips the default pass
+#   --strict-examples N
+#                 the same for the strict pass (default $FUZZ_STRICT_EXAMPLES or 50; 0 skips it)
 #   --seed N      reproduce an earlier run (the seed is printed at the start)
+#   --kinds LIST  only these kinds of caller, comma-separated (default: plugin,dashboard,admin,public)
 #   --no-build    use target/debug/stack as it is (deploy/test.sh has just built it)
 #
 # The stack is the debug build of `stack` on free loopback ports, with its own nats-server and
@@ -23,6 +26,14 @@
 # within 30 s (a hostile record stopped the projector). What the document cannot say in JSON
 # Schema (time windows relative to now, cross-field rules, opaque cursors) is kept out of the
 # schema-valid cases by fuzz_hooks.py, each rule named there.
+#
+# Then a strict pass, the same four runs' fuzzing phase with fewer cases (kinds `<kind>-strict`,
+# a few minutes in all): its hooks (FUZZ_STRICT=1) only rotate keys, move times into their
+# windows (keeping schemathesis's own spelling of each), drop cursors, order `from`/`to`,
+# repair the other cross-field rules and pass over references to objects that must exist.
+# Everything JSON Schema can state (integers written `2.0`, batch sizes, lengths, patterns,
+# ranges, enums, required fields) comes from the document alone, so any disagreement between
+# the document and the decoders is a finding.
 # Reports: target/fuzz/<kind>.json (schemathesis's own), target/fuzz/stack.log.
 set -euo pipefail
 # A failing admin call inside $(...) (new_keys) must stop the script, not yield an empty key.
@@ -33,12 +44,22 @@ source "$(dirname "$0")/lib.sh"
 cd "$REPO_ROOT"
 
 examples="${FUZZ_EXAMPLES:-100}"
+strict_examples="${FUZZ_STRICT_EXAMPLES:-50}"
 seed="${FUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}"
+kinds="plugin,dashboard,admin,public"
 build=true
 while (($#)); do
     case "$1" in
     --examples)
         examples="${2:?--examples needs a number}"
+        shift
+        ;;
+    --strict-examples)
+        strict_examples="${2:?--strict-examples needs a number}"
+        shift
+        ;;
+    --kinds)
+        kinds="${2:?--kinds needs a list}"
         shift
         ;;
     --seed)
@@ -172,7 +193,7 @@ plugin_keys="$(new_keys "$account" plugin 4)"
 dashboard_keys="$(new_keys "$account" dashboard 100)"
 log "account $account: 4 plugin keys, 100 dashboard keys"
 
-section "schemathesis $SCHEMATHESIS_VERSION (seed $seed, $examples fuzzing cases per operation)"
+section "schemathesis $SCHEMATHESIS_VERSION (seed $seed, $examples fuzzing cases per operation, $strict_examples strict)"
 # fuzz KIND KEYS FILTER...: one run over the operations FILTER selects, with these keys.
 # One worker: with two, Debian's Python 3.11 sometimes fails inside hypothesis ("AST constructor
 # recursion depth mismatch", a CPython race) and an operation goes untested.
@@ -185,13 +206,17 @@ cat >>"$work/schemathesis.toml" <<'TOML'
 [checks.negative_data_rejection]
 expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx"]
 TOML
+# FUZZ_STRICT (0 or 1) and run_examples pick the pass.
+reports=()
 fuzz() {
     local kind="$1" key_list="$2" status=0
     shift 2
+    [[ ",$kinds," == *",${kind%-strict},"* ]] || return 0
     log "fuzzing as $kind: $*"
-    FUZZ_KEYS="$key_list" SCHEMATHESIS_HOOKS="$REPO_ROOT/deploy/fuzz_hooks.py" \
+    reports+=("$kind")
+    FUZZ_KEYS="$key_list" FUZZ_STRICT="${FUZZ_STRICT:-0}" SCHEMATHESIS_HOOKS="$REPO_ROOT/deploy/fuzz_hooks.py" \
         "$VENV_DIR/bin/st" --config-file "$work/schemathesis.toml" run "$base_url/api/openapi.json" --url "$base_url" \
-        --checks all --max-examples "$examples" --seed "$seed" --workers 1 \
+        --checks all --max-examples "$run_examples" --seed "$seed" --workers 1 \
         --continue-on-failure --request-timeout 20 --generation-database none --no-color \
         --output-truncate true --report json,ndjson --report-json-path "$out_dir/$kind.json" \
         --report-ndjson-path "$out_dir/$kind.ndjson" \
@@ -202,12 +227,27 @@ fuzz() {
         runs_failed+=("$kind (schemathesis exit $status)")
     fi
 }
-fuzz plugin "$plugin_keys" --include-tag plugin
-# The live stream never ends by itself: a fuzzer request to it only times out.
-fuzz dashboard "$dashboard_keys" --include-tag events --include-tag players \
-    --exclude-path /api/v1/events/stream
-fuzz admin "$admin_key" --include-tag admin
-fuzz public "" --include-tag public
+# every_kind SUFFIX [ARGS...]: one run per kind of caller.
+every_kind() {
+    local suffix="$1"
+    shift
+    fuzz "plugin$suffix" "$plugin_keys" --include-tag plugin "$@"
+    # The live stream never ends by itself: a fuzzer request to it only times out.
+    fuzz "dashboard$suffix" "$dashboard_keys" --include-tag events --include-tag players \
+        --exclude-path /api/v1/events/stream "$@"
+    fuzz "admin$suffix" "$admin_key" --include-tag admin "$@"
+    fuzz "public$suffix" "" --include-tag public "$@"
+}
+if ((examples > 0)); then
+    run_examples="$examples" FUZZ_STRICT=0 every_kind ""
+fi
+if ((strict_examples > 0)); then
+    log "strict pass: the hooks repair only what the document cannot say"
+    # Only the fuzzing phase: the coverage phase's boundary values are the same in both passes
+    # (the default pass's hooks touch nothing JSON Schema can state either), and it takes
+    # minutes whatever the number of examples.
+    run_examples="$strict_examples" FUZZ_STRICT=1 every_kind "-strict" --phases fuzzing
+fi
 
 section "the pipeline still projects"
 # A hostile record that stops the projector makes no 5xx: write to a fresh account and read back.
@@ -239,7 +279,7 @@ fi
 
 section "findings"
 # pipefail: the report's exit status (1 on server or tool errors) survives the tee.
-"$VENV_DIR/bin/python" deploy/fuzz_report.py "$work/stack.log" "$out_dir" plugin dashboard admin public |
+"$VENV_DIR/bin/python" deploy/fuzz_report.py "$work/stack.log" "$out_dir" "${reports[@]}" |
     tee "$out_dir/findings.txt" || runs_failed+=("findings or fuzzer errors (above)")
 if ((${#runs_failed[@]} > 0)); then
     log "fuzzing failed: ${runs_failed[*]}"

@@ -119,8 +119,10 @@ if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
 fi
 
 # The OpenAPI-driven fuzzer (schemathesis) against the debug build of the stack, on its own
-# nats-server and a database in the throw-away cluster: fails on any 5xx, or when the pipeline
-# stops projecting. FUZZ_IN_TEST=0 skips it; it is skipped when cargo test was narrowed.
+# nats-server and a database in the throw-away cluster: fails on any finding of any check (in
+# both passes: the default one, and the strict one whose hooks repair only what the document
+# cannot say), or when the pipeline stops projecting. FUZZ_IN_TEST=0 skips it; it is skipped
+# when cargo test was narrowed.
 if [[ "${FUZZ_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
     run_step "API fuzzing" ./deploy/fuzz.sh
 fi

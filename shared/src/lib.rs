@@ -13,6 +13,7 @@
 
 pub mod alerts;
 pub mod config;
+pub mod date_time;
 pub mod envelope;
 pub mod event_log;
 pub mod event_name;
@@ -35,3 +36,4 @@ pub mod subjects;
 pub mod telemetry;
 pub mod timeline;
 pub mod validation;
+pub mod whole_number;

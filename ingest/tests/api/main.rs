@@ -4,6 +4,7 @@
 #![allow(unreachable_pub)]
 
 mod auth;
+mod document;
 mod hardening;
 mod helpers;
 mod key_sync;

@@ -43,7 +43,7 @@ pub enum NewKeyKind {
 #[serde(deny_unknown_fields)]
 pub struct Rotation {
     /// How long the old key keeps working, 0..=604800 seconds (default 0: it stops now).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared::whole_number::deserialize")]
     #[schema(minimum = 0, maximum = 604800)]
     pub grace_seconds: i64,
 }

@@ -73,6 +73,7 @@ pub struct SettingsUpdate {
     pub staff_groups: Vec<String>,
     /// 1..=3600.
     #[schema(example = 15, minimum = 1, maximum = 3600)]
+    #[serde(deserialize_with = "shared::whole_number::deserialize")]
     pub sync_interval_seconds: i64,
 }
 

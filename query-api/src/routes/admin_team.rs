@@ -49,7 +49,7 @@ pub struct NewInviteBody {
     #[schema(example = "moderator", value_type = Role)]
     pub role: String,
     /// How long the link works: 60..=2592000 seconds (default 604800, 7 days).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared::whole_number::deserialize")]
     #[schema(minimum = 60, maximum = 2592000)]
     pub expires_in_seconds: Option<i64>,
 }

@@ -48,7 +48,10 @@ pub struct RetentionRequest {
     pub to: Option<NaiveDate>,
     /// The N of "returned on day N" (0 to 365; default [1, 7, 30]), day 0 being the cohort
     /// day. Answered in ascending order, each once.
-    #[serde(default = "default_days")]
+    #[serde(
+        default = "default_days",
+        deserialize_with = "shared::whole_number::deserialize"
+    )]
     #[schema(min_items = 1, max_items = 12)]
     pub days: Vec<i64>,
     /// `on` (default): active on day N exactly; `on_or_after`: on day N or any later day.

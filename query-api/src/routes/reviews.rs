@@ -69,6 +69,7 @@ pub struct NewReview {
     pub author: String,
     /// 1..=5.
     #[schema(minimum = 1, maximum = 5)]
+    #[serde(deserialize_with = "shared::whole_number::deserialize")]
     pub rating: i64,
     /// At most 200 characters.
     #[serde(default)]
@@ -91,6 +92,7 @@ pub struct ReviewPatch {
     pub author: Option<String>,
     /// 1..=5.
     #[schema(minimum = 1, maximum = 5)]
+    #[serde(default, deserialize_with = "shared::whole_number::deserialize")]
     pub rating: Option<i64>,
     /// At most 200 characters; `null` removes the title.
     #[serde(default, deserialize_with = "present")]

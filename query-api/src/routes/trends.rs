@@ -112,10 +112,10 @@ pub struct TrendRequest {
     pub bucket: TrendBucket,
     /// Start of the range, widened down to its bucket's start (default: 24 hours, 30 days or
     /// 12 weeks before `to`, by bucket).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared::date_time::deserialize")]
     pub from: Option<DateTime<Utc>>,
     /// End of the range (exclusive), widened up to a bucket's end (default: now).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared::date_time::deserialize")]
     pub to: Option<DateTime<Utc>>,
     /// One series per server or property value (default: one series).
     #[serde(default)]

@@ -42,3 +42,4 @@ mod storable_input;
 mod stream_lifetime;
 mod team_invites;
 mod team_pages;
+mod whole_numbers;

@@ -55,8 +55,10 @@ pub enum RuleSpec {
     /// window passes without reaching `flags`.
     AnticheatThreshold {
         /// How many flags (2 to 1000).
+        #[serde(deserialize_with = "crate::whole_number::deserialize")]
         flags: u32,
         /// Within how many seconds (1 to 3600).
+        #[serde(deserialize_with = "crate::whole_number::deserialize")]
         window_seconds: u32,
         /// Count only this check's flags (its `check_name`); absent counts every check.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,6 +83,7 @@ pub enum RuleSpec {
         /// The threshold (above 0, at most 20).
         below: f64,
         /// For how many minutes (1 to 1440).
+        #[serde(deserialize_with = "crate::whole_number::deserialize")]
         minutes: u32,
         /// Only this server; absent watches every server of the account.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -314,3 +314,25 @@ fn server_rules_expose_their_server() {
     assert_eq!(RuleSpec::ServerOnline { server_id: None }.server_id(), None);
     assert_eq!(RuleSpec::BannedAltJoined {}.server_id(), None);
 }
+
+#[test]
+fn counts_written_as_whole_number_floats_are_integers() {
+    assert_eq!(
+        parse(json!({"kind": "anticheat_threshold", "flags": 5.0, "window_seconds": 6e1})),
+        Ok(RuleSpec::AnticheatThreshold {
+            flags: 5,
+            window_seconds: 60,
+            check: None,
+        })
+    );
+    assert_eq!(
+        parse(json!({"kind": "tps_low", "below": 15, "minutes": 10.0})),
+        Ok(RuleSpec::TpsLow {
+            below: 15.0,
+            minutes: 10,
+            server_id: None,
+        })
+    );
+    let codes = refusal(json!({"kind": "tps_low", "below": 15, "minutes": 10.5}));
+    assert_eq!(codes, one("", "invalid_type"));
+}

@@ -28,23 +28,23 @@ pub const MAX_PERSONAL_PROPERTIES: usize = 64;
 #[serde(deny_unknown_fields)]
 pub struct RetentionDays {
     /// Chat messages and commands.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole_number::deserialize")]
     #[schema(minimum = 1, maximum = 36500)]
     pub chat: Option<u32>,
     /// Sessions' IP hashes (the sessions themselves follow `sessions`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole_number::deserialize")]
     #[schema(minimum = 1, maximum = 36500)]
     pub ip_hashes: Option<u32>,
     /// Join/quit sessions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole_number::deserialize")]
     #[schema(minimum = 1, maximum = 36500)]
     pub sessions: Option<u32>,
     /// Custom events.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole_number::deserialize")]
     #[schema(minimum = 1, maximum = 36500)]
     pub custom_events: Option<u32>,
     /// Anti-cheat flags.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole_number::deserialize")]
     #[schema(minimum = 1, maximum = 36500)]
     pub anticheat_flags: Option<u32>,
 }

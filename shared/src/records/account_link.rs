@@ -34,7 +34,11 @@ pub struct AccountLink {
     /// `link` or `unlink`.
     pub action: LinkAction,
     /// When; the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub at: Option<DateTime<Utc>>,
 }
 

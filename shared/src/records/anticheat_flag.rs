@@ -47,7 +47,11 @@ pub struct AnticheatFlag {
     #[schema(minimum = 0, maximum = 1000)]
     pub tps: Option<f64>,
     /// When it fired; the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub flagged_at: Option<DateTime<Utc>>,
 }
 

@@ -37,7 +37,11 @@ pub struct ChatEntry {
     #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub channel: Option<String>,
     /// When it was sent; the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub sent_at: Option<DateTime<Utc>>,
 }
 

@@ -30,7 +30,11 @@ pub struct CustomEvent {
     #[schema(value_type = Option<Object>)]
     pub properties: Option<Box<RawValue>>,
     /// When it happened; the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub occurred_at: Option<DateTime<Utc>>,
 }
 

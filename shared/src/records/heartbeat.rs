@@ -19,12 +19,18 @@ pub struct Heartbeat {
     pub tps: f64,
     /// Players online now, 0..=2147483647.
     #[schema(minimum = 0, maximum = 2147483647)]
+    #[serde(deserialize_with = "crate::whole_number::deserialize")]
     pub player_count: i64,
     /// Player capacity, 0..=2147483647.
     #[schema(minimum = 0, maximum = 2147483647)]
+    #[serde(deserialize_with = "crate::whole_number::deserialize")]
     pub max_players: i64,
     /// When the heartbeat was taken; the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub timestamp: Option<DateTime<Utc>>,
     /// Display name of the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -72,11 +72,19 @@ pub struct Punishment {
     #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub staff_name: Option<String>,
     /// When it was issued (or revoked); the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub issued_at: Option<DateTime<Utc>>,
     /// When it ends (at most 9999-12-31T23:59:59Z); absent or null means permanent. Ignored for
     /// kicks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub expires_at: Option<DateTime<Utc>>,
     /// Whether the punishment targets the player's IP.
     #[serde(default, skip_serializing_if = "Option::is_none")]

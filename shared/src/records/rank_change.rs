@@ -59,10 +59,18 @@ pub struct RankChange {
     #[schema(min_length = 1, max_length = 64, pattern = "^[^\\x00]*$")]
     pub staff_name: Option<String>,
     /// When a temporary group ends (2000-01-01T00:00:00Z..=9999-12-31T23:59:59Z).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub expires_at: Option<DateTime<Utc>>,
     /// When it changed; the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub changed_at: Option<DateTime<Utc>>,
 }
 

@@ -32,7 +32,11 @@ pub struct Session {
     /// `join` or `quit`.
     pub event: SessionEvent,
     /// When; the time of receipt when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::date_time::deserialize"
+    )]
     pub at: Option<DateTime<Utc>>,
     /// The player's client version, e.g. "1.21.4".
     #[serde(default, skip_serializing_if = "Option::is_none")]

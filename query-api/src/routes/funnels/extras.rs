@@ -26,7 +26,10 @@ pub struct BreakdownRequest {
     pub property: String,
     /// How many values get a row of their own (by players entering); the rest are `other`.
     /// 1..=50, default 10.
-    #[serde(default = "default_breakdown_limit")]
+    #[serde(
+        default = "default_breakdown_limit",
+        deserialize_with = "shared::whole_number::deserialize"
+    )]
     #[schema(minimum = 1, maximum = 50)]
     pub limit: i64,
 }
@@ -38,9 +41,13 @@ pub struct DropOffRequest {
     /// The step they reached last, 1-based: 1 lists players who entered but never reached
     /// step 2. At most the number of steps minus one.
     #[schema(minimum = 1, maximum = 9)]
+    #[serde(deserialize_with = "shared::whole_number::deserialize")]
     pub step: i64,
     /// Players per page, 1..=500, default 50.
-    #[serde(default = "default_drop_off_limit")]
+    #[serde(
+        default = "default_drop_off_limit",
+        deserialize_with = "shared::whole_number::deserialize"
+    )]
     #[schema(minimum = 1, maximum = 500)]
     pub limit: i64,
     /// The previous page's `next_after`: only players with a higher id.

@@ -42,14 +42,17 @@ pub struct FunnelRequest {
     pub steps: Vec<String>,
     /// Each player's steps must happen within this many seconds of the first (default 7 days,
     /// at most 90 days).
-    #[serde(default = "default_window")]
+    #[serde(
+        default = "default_window",
+        deserialize_with = "shared::whole_number::deserialize"
+    )]
     #[schema(minimum = 1, maximum = 7776000)]
     pub window_seconds: i64,
     /// First-step events at or after this time (default: 30 days before `to`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared::date_time::deserialize")]
     pub from: Option<DateTime<Utc>>,
     /// First-step events before this time (default: now).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared::date_time::deserialize")]
     pub to: Option<DateTime<Utc>>,
     /// `sequential` (default), `strict` or `any`.
     #[serde(default)]
