@@ -286,11 +286,12 @@ async fn warm_up(
 }
 
 /// Sealed property values per event in the last custom-event message of `account` in
-/// `stream` (the newest few hundred messages are searched).
+/// `stream`, searched from the newest message back: two accounts share the stream, and the
+/// other's last round may have written many thousands of messages after this one's.
 async fn sealed_per_event(b: &Bench, stream: &str, account: Uuid) -> anyhow::Result<Vec<usize>> {
     let last = last_sequence(&b.js, stream).await?;
     let log = b.js.get_stream(stream).await?;
-    for sequence in (last.saturating_sub(500).max(1)..=last).rev() {
+    for sequence in (1..=last).rev() {
         let raw = log.get_raw_message(sequence).await?;
         let message = LogMessage::decode(&raw.payload)?;
         if message.account_id != account {
