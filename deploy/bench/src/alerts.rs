@@ -1,4 +1,4 @@
-//! Issue 17's target: from a plugin write to the signed webhook arriving at a local receiver,
+//! The alerts target: from a plugin write to the signed webhook arriving at a local receiver,
 //! p99 <= 250 ms at 100 notifications/s. The admin API adds a webhook destination and a
 //! `punishment_issued` rule like an operator; the notifier (`projector notify`) runs as a child
 //! process; punishments are posted to ingest one per request at a steady rate; an in-process

@@ -53,7 +53,7 @@ pub(crate) struct Plan {
     pub(crate) reads_per_query: usize,
     /// Funnel requests.
     pub(crate) funnel_runs: usize,
-    /// Events of the trends account (issue 16's target is a 30-day daily chart over 10M).
+    /// Events of the trends account (the trends target is a 30-day daily chart over 10M).
     pub(crate) trend_events: usize,
     /// Open streams for query-api's memory measurement.
     pub(crate) open_streams: usize,
@@ -67,11 +67,11 @@ pub(crate) struct Plan {
     pub(crate) concurrent_sign_ins: usize,
     /// Punishments posted (one per request) in the alerts phase, each one notification.
     pub(crate) alert_notifications: usize,
-    /// How many a second (issue 17's target is stated at 100/s).
+    /// How many a second (the alerts target is stated at 100/s).
     pub(crate) alert_rate: u32,
     /// How many clients at once.
     pub(crate) sign_in_clients: usize,
-    /// Players of the privacy phase's pool (issue 18): each gets its data key once, then
+    /// Players of the privacy phase's pool: each gets its data key once, then
     /// every record of theirs reuses it from ingest's cache, as on a real network.
     pub(crate) privacy_players: usize,
     /// How long each timed chat load of the privacy phase runs, per side and round.

@@ -1,4 +1,4 @@
-//! Issue 19's partition targets, each on a log of its own (a stream and a fresh database, like
+//! The partition targets, each on a log of its own (a stream and a fresh database, like
 //! `index_cost`), so neither waits for nor lengthens the shared backlog:
 //!
 //! - [`scale_out`]: a backlog spread over many accounts (every partition has work), caught up
