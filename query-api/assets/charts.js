@@ -10,8 +10,102 @@
 //     band: [upper, lower] | null, marks: [{ kind: "down"|"slow", from, to }],
 //     x_label?: the x axis's label when x is not a time (then x holds plain numbers) }
 // A band fills between two series (lowest to highest); marks shade downtime and low-TPS spells.
+//
+// Readable by default: the y axis starts at zero (a flat line stays flat), a tooltip follows
+// the cursor with each series' exact value and the time in both the chosen zone and UTC, and
+// time axes are in the viewer's own time zone unless the member chose UTC (the `warden_tz`
+// cookie, set by the "Chart times" form: pages/time_zone.rs). The tables stay in UTC.
 (function () {
   "use strict";
+
+  // True when the member chose UTC for chart times.
+  function wantsUtc() {
+    return document.cookie.split(";").some(function (pair) {
+      return pair.trim() === "warden_tz=utc";
+    });
+  }
+
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+
+  // "2026-11-29 14:05" of a Date's UTC or local fields.
+  function stamp(date, utc) {
+    return utc
+      ? date.getUTCFullYear() + "-" + pad(date.getUTCMonth() + 1) + "-" + pad(date.getUTCDate()) +
+        " " + pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes())
+      : date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) +
+        " " + pad(date.getHours()) + ":" + pad(date.getMinutes());
+  }
+
+  // A value as measured: whole numbers whole, others to two decimals.
+  function exact(value) {
+    if (value === null || value === undefined) return "no data";
+    return Number.isInteger(value) ? String(value) : value.toFixed(2);
+  }
+
+  // The zero-based range of a y axis (below zero only when the data is).
+  function fromZero(u, min, max) {
+    var low = Math.min(0, min === null ? 0 : min);
+    var high = max === null || max <= low ? low + 1 : max;
+    return [low, high + (high - low) * 0.08];
+  }
+
+  // A box beside the cursor with the time and every series' exact value.
+  function tooltipPlugin(timeAxis, utc) {
+    var box;
+    return {
+      hooks: {
+        init: function (u) {
+          box = document.createElement("div");
+          box.className = "chart-tooltip";
+          box.setAttribute("data-testid", "chart-tooltip");
+          var style = box.style;
+          style.position = "absolute";
+          style.pointerEvents = "none";
+          style.display = "none";
+          style.zIndex = "10";
+          style.padding = "0.3rem 0.5rem";
+          style.borderRadius = "4px";
+          style.font = "0.8rem/1.3 system-ui, sans-serif";
+          style.whiteSpace = "nowrap";
+          style.background = color("--bg", "#fff");
+          style.color = color("--text", "#1b1d21");
+          style.border = "1px solid " + color("--border", "#d9dce1");
+          u.over.appendChild(box);
+        },
+        setCursor: function (u) {
+          var i = u.cursor.idx;
+          if (i === null || i === undefined || u.cursor.left < 0) {
+            box.style.display = "none";
+            return;
+          }
+          var x = u.data[0][i];
+          var lines = [];
+          if (timeAxis) {
+            var date = new Date(x * 1e3);
+            lines.push(stamp(date, utc) + (utc ? " UTC" : "") + (utc ? "" : " (" + stamp(date, true) + " UTC)"));
+          } else {
+            lines.push(u.series[0].label + " " + x);
+          }
+          u.series.forEach(function (s, k) {
+            if (k === 0 || !s.show) return;
+            lines.push(s.label + ": " + exact(u.data[k][i]));
+          });
+          box.textContent = "";
+          lines.forEach(function (line, k) {
+            var row = document.createElement("div");
+            row.textContent = line;
+            if (k === 0) row.style.fontWeight = "600";
+            box.appendChild(row);
+          });
+          box.style.display = "block";
+          var left = u.cursor.left + 12;
+          if (left + box.offsetWidth > u.over.clientWidth) left = u.cursor.left - box.offsetWidth - 12;
+          box.style.left = Math.max(left, 0) + "px";
+          box.style.top = Math.max(u.cursor.top - box.offsetHeight - 8, 0) + "px";
+        },
+      },
+    };
+  }
 
   function color(name, fallback) {
     var value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -66,19 +160,27 @@
       };
     }));
     var axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+    var utc = wantsUtc();
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+    var timeLabel = utc ? "Time (UTC)" : "Time (" + (zone || "your time zone") + ")";
     var options = {
       width: Math.max(figure.clientWidth, 280),
       height: 240,
       series: series,
-      axes: [axis, Object.assign({ label: data.unit }, axis)],
-      plugins: [marksPlugin(data.marks)],
+      axes: [Object.assign({ label: timeLabel }, axis), Object.assign({ label: data.unit }, axis)],
+      scales: { y: { range: fromZero } },
+      plugins: [marksPlugin(data.marks), tooltipPlugin(!data.x_label, utc)],
       legend: { live: true },
-      // The pages write every time in UTC; the axes and the legend do too.
-      tzDate: function (ts) { return window.uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },
     };
+    figure.dataset.timeZone = utc ? "UTC" : (zone || "local");
+    // uPlot draws in the browser's zone; UTC when the member chose it.
+    if (utc) {
+      options.tzDate = function (ts) { return window.uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); };
+    }
     // x_label: x counts something other than time (retention's day N), plain numbers.
     if (data.x_label) {
-      options.scales = { x: { time: false } };
+      options.scales.x = { time: false };
       // Whole numbers only on the axis; a point at each x, since only those are measured.
       var whole = function (u, splits) {
         return splits.map(function (v) { return Number.isInteger(v) ? String(v) : ""; });
@@ -96,6 +198,8 @@
     holder.setAttribute("aria-hidden", "true");
     figure.insertBefore(holder, figure.firstChild);
     var plot = new window.uPlot(options, columns, holder);
+    // For the browser tests: the drawn plot's scales and data.
+    figure.uplot = plot;
     window.addEventListener("resize", function () {
       plot.setSize({ width: Math.max(figure.clientWidth, 280), height: 240 });
     });

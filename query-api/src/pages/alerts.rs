@@ -1,8 +1,10 @@
 //! `/alerts`: the account's destinations with their health (a banner names any that are
 //! disabled), adding one (a webhook's signing secret is shown once, on the page that answers
-//! the form), and the rules with the form that adds one. The work is the admin API's
+//! the form), and the rules with the form that adds one and the links and buttons that edit,
+//! pause and resume each (`super::alert_rule`). The work is the admin API's
 //! (`crate::routes::alerts`); every change is written to the audit log there.
 
+use super::alert_rule::RuleFields;
 use super::error::PageError;
 use super::form::Form;
 use super::gate::{PageRoutes, SignedIn};
@@ -40,13 +42,11 @@ struct AlertsPage {
     /// A destination just added: its secret (webhooks), shown this once.
     created: Option<CreatedDestination>,
     kinds: Vec<(&'static str, &'static str)>,
+    /// The add-a-rule form's values: empty, or as typed when it was refused.
+    fields: RuleFields,
 }
 
 impl AlertsPage {
-    fn punishment_types(&self) -> [&'static str; 4] {
-        ["ban", "mute", "kick", "warning"]
-    }
-
     fn disabled(&self) -> Vec<&Destination> {
         self.destinations.iter().filter(|d| !d.enabled).collect()
     }
@@ -84,7 +84,7 @@ impl AlertsPage {
 }
 
 /// The rule kinds as the form offers them.
-fn kinds() -> Vec<(&'static str, &'static str)> {
+pub fn kinds() -> Vec<(&'static str, &'static str)> {
     RuleKind::ALL
         .into_iter()
         .map(|kind| (kind.as_str(), kind_label(kind)))
@@ -110,6 +110,9 @@ fn notice_text(code: &str) -> Option<&'static str> {
     match code {
         "rule_created" => Some("Rule created: it fires for what happens from now on."),
         "rule_deleted" => Some("Rule deleted."),
+        "rule_changed" => Some("Rule saved: the change applies to what happens from now on."),
+        "rule_paused" => Some("Rule paused: it does not fire until it is resumed."),
+        "rule_resumed" => Some("Rule resumed: it fires for what happens from now on."),
         "destination_deleted" => Some("Destination deleted, with its delivery log."),
         _ => None,
     }
@@ -141,6 +144,7 @@ async fn page(
     notice: Option<&'static str>,
     error: Option<String>,
     created: Option<CreatedDestination>,
+    fields: RuleFields,
 ) -> Result<Response, PageError> {
     let shell = Shell::for_page(caller, PATH)?;
     let account_id = caller.member().account_id;
@@ -152,6 +156,7 @@ async fn page(
         error,
         created,
         kinds: kinds(),
+        fields,
     };
     Ok((status, render(&page)?).into_response())
 }
@@ -170,9 +175,12 @@ async fn refused(
     state: &AppState,
     caller: &SignedIn,
     error: ApiError,
+    fields: RuleFields,
 ) -> Result<Response, PageError> {
     match refusal(&error) {
-        Some((status, message)) => page(state, caller, status, None, Some(message), None).await,
+        Some((status, message)) => {
+            page(state, caller, status, None, Some(message), None, fields).await
+        }
         None => Err(error.into()),
     }
 }
@@ -192,7 +200,8 @@ async fn show(
 ) -> Result<Response, PageError> {
     let notice = params::value(query.as_deref(), "notice");
     let notice = notice.as_deref().and_then(notice_text);
-    page(&state, &caller, StatusCode::OK, notice, None, None).await
+    let fields = RuleFields::default();
+    page(&state, &caller, StatusCode::OK, notice, None, None, fields).await
 }
 
 async fn add_destination(
@@ -212,8 +221,20 @@ async fn add_destination(
     };
     let actor = caller.actor(&state);
     match destinations::create(&state, caller.member().account_id, &body, &actor).await {
-        Ok(created) => page(&state, &caller, StatusCode::OK, None, None, Some(created)).await,
-        Err(error) => refused(&state, &caller, error).await,
+        Ok(created) => {
+            let fields = RuleFields::default();
+            page(
+                &state,
+                &caller,
+                StatusCode::OK,
+                None,
+                None,
+                Some(created),
+                fields,
+            )
+            .await
+        }
+        Err(error) => refused(&state, &caller, error, RuleFields::default()).await,
     }
 }
 
@@ -227,7 +248,7 @@ async fn add_rule(
     let body = rule_body(&pairs);
     match rules::create(&state, caller.member().account_id, body, &actor).await {
         Ok(_) => Ok(done("rule_created")),
-        Err(error) => refused(&state, &caller, error).await,
+        Err(error) => refused(&state, &caller, error, RuleFields::of_form(&pairs)).await,
     }
 }
 
@@ -240,7 +261,7 @@ async fn delete_rule(
     let actor = caller.actor(&state);
     match rules::delete(&state.pool, caller.member().account_id, id, &actor).await {
         Ok(()) => Ok(done("rule_deleted")),
-        Err(error) => refused(&state, &caller, error).await,
+        Err(error) => refused(&state, &caller, error, RuleFields::default()).await,
     }
 }
 

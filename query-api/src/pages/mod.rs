@@ -12,7 +12,9 @@
 
 pub mod activity;
 pub mod activity_stream;
+pub mod alert_delivery;
 pub mod alert_destination;
+pub mod alert_rule;
 pub mod alerts;
 pub mod analytics;
 pub mod anticheat;
@@ -42,6 +44,7 @@ pub mod servers;
 pub mod settings;
 pub mod staff;
 pub mod team;
+pub mod time_zone;
 
 use crate::state::AppState;
 use crate::team::{Area, Role};
@@ -187,7 +190,10 @@ fn signed_in() -> PageRoutes {
         .merge(connect::router())
         .merge(alerts::router())
         .merge(alert_destination::router())
+        .merge(alert_delivery::router())
+        .merge(alert_rule::router())
         .merge(audit::router())
+        .merge(time_zone::router())
 }
 
 /// The pages anyone may open.

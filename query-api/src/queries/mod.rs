@@ -4,6 +4,7 @@
 
 pub mod anticheat;
 pub mod erasure;
+pub mod event_names;
 pub mod investigate;
 pub mod notes;
 pub mod overview;

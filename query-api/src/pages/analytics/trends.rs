@@ -69,6 +69,17 @@ impl TrendForm {
         !self.event.is_empty() || (!self.kind.is_empty() && self.kind != "event")
     }
 
+    /// What the page answers before anyone asks: joins per UTC day over the last 30 days
+    /// (every account with players has joins; the count reads the hourly rollup).
+    fn default_answer() -> TrendForm {
+        TrendForm {
+            kind: "joins".into(),
+            bucket: "day".into(),
+            measure: "total".into(),
+            ..TrendForm::default()
+        }
+    }
+
     /// The API's request, or what is wrong with the fields the API cannot see.
     fn request(&self) -> Result<TrendRequest, Vec<String>> {
         let mut errors = Vec::new();
@@ -256,6 +267,8 @@ struct TrendsPage {
     form: TrendForm,
     errors: Vec<String>,
     view: Option<View>,
+    /// True when the page shows its default answer (no query was given).
+    default_answer: bool,
 }
 
 /// The page's routes.
@@ -269,33 +282,40 @@ async fn show(
     RawQuery(query): RawQuery,
 ) -> Result<Response, PageError> {
     let shell = Shell::for_page(&caller, PATH)?;
-    let form = TrendForm::read(query.as_deref());
-    let (status, errors, view) = if form.asks() {
-        compute(&state, &caller, &form).await?
+    let asked = TrendForm::read(query.as_deref());
+    let default_answer = !asked.asks();
+    // The default answer is not the member's question: it costs no quota.
+    let form = if default_answer {
+        TrendForm::default_answer()
     } else {
-        (StatusCode::OK, Vec::new(), None)
+        asked
     };
+    let (status, errors, view) = compute(&state, &caller, &form, !default_answer).await?;
     let page = TrendsPage {
         shell,
         form,
         errors,
         view,
+        default_answer,
     };
     Ok((status, render(&page)?).into_response())
 }
 
-/// Computes the trend; a request the API would refuse is the page's errors (422).
+/// Computes the trend (counting against the quota when `spend`); a request the API would refuse is the page's errors (422).
 async fn compute(
     state: &AppState,
     caller: &SignedIn,
     form: &TrendForm,
+    spend: bool,
 ) -> Result<(StatusCode, Vec<String>, Option<View>), PageError> {
     let request = match form.request() {
         Ok(request) => request,
         Err(errors) => return Ok((StatusCode::UNPROCESSABLE_ENTITY, errors, None)),
     };
     let unique = request.measure == TrendMeasure::Unique;
-    quota::spend(state, caller).await?;
+    if spend {
+        quota::spend(state, caller).await?;
+    }
     let reader = (caller.member().account_id, caller.visibility());
     match run(state, reader, request).await {
         Ok(result) => Ok((StatusCode::OK, Vec::new(), Some(View::of(&result, unique)))),

@@ -8,6 +8,11 @@
 //! only swaps the page in place. `GET /funnels?step=a` starts a funnel from an event (the
 //! Events page links each event name there). A run counts against the member's quota.
 //!
+//! The step fields offer the account's own event names as you type (a `<datalist>`, read by
+//! [`crate::queries::event_names`]), and a plain `GET /funnels` of an account that has
+//! events opens on an example funnel built from two of its names, run and labelled as an
+//! example.
+//!
 //! Under the bars ([`result`]): time to convert per later step, the breakdown by a property
 //! of step 1 when one is given, and a page of the players who dropped off after a step
 //! (step 1 unless another is chosen), each linking to `/players/{uuid}`.
@@ -20,6 +25,7 @@ use super::gate::{PageRoutes, SignedIn};
 use super::{Shell, quota, render};
 use crate::error::ApiError;
 use crate::funnel::FunnelOrder;
+use crate::queries::event_names::{MAX_NAMES, event_names};
 use crate::routes::funnels::{
     BreakdownRequest, DEFAULT_WINDOW_SECONDS, DropOffRequest, FunnelRequest, MAX_WINDOW_SECONDS,
     run,
@@ -213,6 +219,24 @@ struct FunnelsPage {
     builder: Builder,
     errors: Vec<String>,
     result: Option<ResultView>,
+    /// The account's event names, offered in the step fields.
+    names: Vec<String>,
+    /// True when the steps are the page's example, not the member's.
+    example: bool,
+}
+
+/// An example funnel from the account's names: its first custom event, then its next custom
+/// event (or, with a single custom event, the first other name, e.g. `session_join`). None
+/// without a custom event or a second name.
+fn example_steps(names: &[String]) -> Option<Vec<String>> {
+    let custom = |name: &&String| shared::event_name::reserved_prefix(name).is_none();
+    let first = names.iter().find(custom)?;
+    let second = names
+        .iter()
+        .filter(|name| *name != first)
+        .find(custom)
+        .or_else(|| names.iter().find(|name| *name != first))?;
+    Some(vec![first.clone(), second.clone()])
 }
 
 impl FunnelsPage {
@@ -230,17 +254,41 @@ pub fn router() -> PageRoutes {
     Router::new().route(PATH, get(show).post(submit))
 }
 
-async fn show(caller: SignedIn, RawQuery(query): RawQuery) -> Result<Response, PageError> {
+async fn show(
+    caller: SignedIn,
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, PageError> {
     let shell = Shell::for_page(&caller, PATH)?;
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_str(query.as_deref().unwrap_or("")).unwrap_or_default();
-    let (builder, _) = Builder::read(&pairs);
-    render(&FunnelsPage {
+    let (mut builder, _) = Builder::read(&pairs);
+    let names = event_names(&state.reads, caller.member().account_id, MAX_NAMES).await?;
+    let example = if builder.steps.is_empty() {
+        example_steps(&names)
+    } else {
+        None
+    };
+    let (mut errors, mut result) = (Vec::new(), None);
+    if let Some(steps) = &example {
+        builder.steps = steps.clone();
+        // Run like any funnel (counted against the quota); over the quota, the example's
+        // steps are still filled in, ready to run.
+        match compute(&state, &caller, &builder).await {
+            Ok(outcome) => (_, errors, result) = outcome,
+            Err(PageError::Throttled(_)) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    let page = FunnelsPage {
         shell,
         builder: builder.padded(),
-        errors: Vec::new(),
-        result: None,
-    })
+        errors,
+        result,
+        names,
+        example: example.is_some(),
+    };
+    render(&page)
 }
 
 async fn submit(
@@ -266,11 +314,14 @@ async fn submit(
         }
         Action::Run => compute(&state, &caller, &builder).await?,
     };
+    let names = event_names(&state.reads, caller.member().account_id, MAX_NAMES).await?;
     let page = FunnelsPage {
         shell,
         builder: builder.padded(),
         errors,
         result,
+        names,
+        example: false,
     };
     Ok((status, render(&page)?).into_response())
 }
@@ -386,6 +437,28 @@ mod tests {
         assert_eq!(request.dropped_off.map(|d| d.step), Some(1));
         assert!(request.breakdown.is_none());
         Ok(())
+    }
+
+    #[test]
+    fn the_example_starts_from_a_custom_event() {
+        let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            example_steps(&names(&[
+                "chat_message",
+                "quest_completed",
+                "quest_started"
+            ])),
+            Some(names(&["quest_completed", "quest_started"]))
+        );
+        assert_eq!(
+            example_steps(&names(&["quest_started", "session_join"])),
+            Some(names(&["quest_started", "session_join"]))
+        );
+        assert_eq!(
+            example_steps(&names(&["session_join", "session_quit"])),
+            None
+        );
+        assert_eq!(example_steps(&names(&["quest_started"])), None);
     }
 
     #[test]
