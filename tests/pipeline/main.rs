@@ -4,6 +4,7 @@
 mod alerts;
 mod alerts_page;
 mod alts;
+mod analytics_start;
 mod anticheat_page;
 mod browser;
 mod chat;

@@ -5,6 +5,7 @@
 
 mod delivery;
 mod faults;
+mod page_rules;
 mod ssrf;
 
 use pipeline_tests::{TestAccount, TestStack, WAIT, eventually};
