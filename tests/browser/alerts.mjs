@@ -132,6 +132,39 @@ async function addRule(page) {
   await page.screenshot({ path: join(SCREENSHOT_DIR, 'alerts.png'), fullPage: true });
 }
 
+/** Edits the rule (the form filled from it), pauses and resumes it. */
+async function editPauseResume(page) {
+  await page.goto(`${BASE_URL}/alerts`);
+  await page.getByRole('link', { name: 'Edit rule Bans', exact: true }).click();
+  await page.waitForURL((url) => url.pathname.endsWith('/edit'), { timeout: WAIT_MS });
+  const name = page.locator('input[name="name"]');
+  const filled = (await name.inputValue()) === 'Bans'
+    && (await page.getByRole('checkbox', { name: 'ban', exact: true }).isChecked())
+    && !(await page.getByRole('checkbox', { name: 'mute', exact: true }).isChecked());
+  if (!filled) failures.push('the edit form is not filled from the rule');
+  await scan(page, '/alerts/rules/{id}/edit');
+  await page.screenshot({ path: join(SCREENSHOT_DIR, 'alert_rule_edit.png'), fullPage: true });
+  await name.fill('Bans and mutes');
+  await page.getByRole('checkbox', { name: 'mute', exact: true }).check();
+  await submit(page, 'Save rule');
+  let text = await mainText(page);
+  if (!text.includes('Rule saved') || !text.includes('punishment_types: ["ban","mute"]')) {
+    failures.push(`the edit was not saved: ${text.slice(0, 300)}`);
+  }
+  await submit(page, 'Pause rule Bans and mutes');
+  text = await mainText(page);
+  if (!text.includes('Rule paused') || !(await page.getByRole('button', { name: 'Resume rule Bans and mutes' }).count())) {
+    failures.push(`the rule was not paused: ${text.slice(0, 300)}`);
+  }
+  await submit(page, 'Resume rule Bans and mutes');
+  text = await mainText(page);
+  if (!text.includes('Rule resumed') || !(await page.getByRole('button', { name: 'Pause rule Bans and mutes' }).count())) {
+    failures.push(`the rule was not resumed: ${text.slice(0, 300)}`);
+  } else {
+    log('a rule is edited, paused and resumed');
+  }
+}
+
 async function testEvent(page) {
   await page.getByRole('link', { name: 'Receiver' }).first().click();
   await page.waitForURL((url) => url.pathname.startsWith('/alerts/destinations/'), { timeout: 15_000 });
@@ -200,6 +233,7 @@ async function main() {
     const secret = await addDestination(page);
     if (!secret) return;
     await addRule(page);
+    await editPauseResume(page);
     const path = await testEvent(page);
     await rotateAndDisable(page, path, secret);
     await checkModerator(page);

@@ -46,12 +46,13 @@ export async function waitFor(page, what, check, arg, timeout = WAIT_MS) {
  * Starts Chromium with a throw-away profile; `bypassCSP` only for the accessibility scan, which
  * injects axe-core (the pages' policy rightly refuses any script not their own).
  */
-export async function launch({ bypassCSP = false } = {}) {
+export async function launch({ bypassCSP = false, timezoneId = undefined } = {}) {
   const userDataDir = mkdtempSync(join(tmpdir(), 'warden-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: env('CHROMIUM_BIN', '/usr/bin/chromium'),
     headless: true,
     bypassCSP,
+    timezoneId,
     viewport: { width: 1280, height: 800 },
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
       '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],

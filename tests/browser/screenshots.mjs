@@ -72,6 +72,8 @@ run('screenshots', 120_000, async () => {
     await capture(page, 'punishments', '/punishments');
     await capture(page, 'anticheat', '/anticheat');
     await capture(page, 'events', '/events');
+    // With no steps, the page opens on its example funnel from the account's event names.
+    await capture(page, 'funnels', '/funnels', 1500);
     await capture(page, 'trends', '/analytics/trends?kind=event&event=quest_started&bucket=day&measure=total&breakdown=server', 1500);
     await capture(page, 'retention', '/analytics/retention?period=day&days=1,3,7', 1500);
     await capture(page, 'alerts', '/alerts');

@@ -6,6 +6,11 @@
 // axe-core finds nothing serious in either colour scheme, and nothing scrolls sideways on a
 // narrow screen.
 //
+// First the page as it opens, with no question: joins per day over the last 30 days, drawn
+// with the y axis from zero, a tooltip with the exact value on hover (the browser runs in
+// Asia/Kolkata, so local times and UTC differ), the table's numbers equal to the chart's, and
+// the "Chart times in" setting switching the time axis between the viewer's zone and UTC.
+//
 //   BASE_URL=… LOGIN=… PASSWORD=… node tests/browser/trends_page.mjs
 //
 // tests/pipeline/trends_page.rs seeds the events (see tests/pipeline/trends.rs `seed` for the
@@ -78,9 +83,87 @@ async function show(page) {
   });
 }
 
+/** Marks the result stale, so the next read waits for the page that answers a form. */
+async function markStale(page) {
+  await page.evaluate(() => document.getElementById('trends-result').setAttribute('data-stale', '1'));
+}
+
+/** The drawn default chart: its axis label, zone, y range, data and the table's rows. */
+async function readChart(page) {
+  return waitFor(page, 'the default answer drawn', () => {
+    if (document.querySelector('[data-stale]')) return null;
+    const figure = document.querySelector('#trends-result figure[data-chart]');
+    if (!document.getElementById('trends-default') || !figure || !figure.uplot) return null;
+    const u = figure.uplot;
+    const table = figure.querySelector('[data-testid="trends-table"]');
+    const cells = (tr) => [...tr.children].map((cell) => cell.textContent.trim());
+    return {
+      zone: figure.dataset.timeZone,
+      xLabel: u.axes[0].label,
+      yMin: u.scales.y.min,
+      x: u.data[0],
+      values: u.data[1],
+      label: u.series[1].label,
+      rows: [...table.querySelectorAll('tbody tr')].map(cells),
+    };
+  });
+}
+
+/** Hovers the chart at bucket `i`; the tooltip's text. */
+async function hover(page, i) {
+  const point = await page.evaluate((i) => {
+    const u = document.querySelector('#trends-result figure[data-chart]').uplot;
+    const over = u.over.getBoundingClientRect();
+    return { x: over.left + u.valToPos(u.data[0][i], 'x'), y: over.top + over.height / 2 };
+  }, i);
+  await page.mouse.move(point.x, point.y);
+  return waitFor(page, 'the tooltip', () => {
+    const box = document.querySelector('[data-testid="chart-tooltip"]');
+    return box && box.style.display !== 'none' && box.textContent ? box.innerText : null;
+  });
+}
+
+async function checkDefaultChart(page) {
+  const chart = await readChart(page);
+  log(`default chart: ${JSON.stringify({ ...chart, rows: chart.rows.length })}`);
+  if (chart.yMin !== 0) failures.push(`the y axis starts at ${chart.yMin}, not 0`);
+  if (chart.label !== 'joins') failures.push(`the default series is ${chart.label}`);
+  if (chart.x.length < 30) failures.push(`the default answer has ${chart.x.length} days`);
+  // The table says what the chart draws, bucket by bucket (the table in UTC).
+  const utcDay = (t) => new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ');
+  const fromChart = chart.x.map((t, i) => [utcDay(t), String(chart.values[i])]);
+  if (!same(chart.rows, fromChart)) failures.push(`table ${JSON.stringify(chart.rows)} is not the chart's ${JSON.stringify(fromChart)}`);
+  const busiest = chart.values.indexOf(Math.max(...chart.values));
+  if (chart.values[busiest] !== 2) failures.push(`the seeded joins are not drawn: ${JSON.stringify(chart.values)}`);
+  // Local by default: Kolkata is UTC+05:30, so a UTC midnight bucket is 05:30 local.
+  if (chart.zone !== 'Asia/Kolkata' || chart.xLabel !== 'Time (Asia/Kolkata)') {
+    failures.push(`local time axis reads ${chart.xLabel} (${chart.zone})`);
+  }
+  const tip = await hover(page, busiest);
+  log(`tooltip: ${JSON.stringify(tip)}`);
+  const day = utcDay(chart.x[busiest]).slice(0, 10);
+  if (!tip.includes('joins: 2')) failures.push(`the tooltip reads ${JSON.stringify(tip)}, no exact value`);
+  if (!tip.includes(`${day} 05:30`) || !tip.includes(`(${day} 00:00 UTC)`)) {
+    failures.push(`the tooltip's times read ${JSON.stringify(tip)}`);
+  }
+  await page.screenshot({ path: join(SCREENSHOT_DIR, 'trends_default.png'), fullPage: true });
+
+  // The setting: UTC, then back to the viewer's zone (a plain form post; the page comes back).
+  await markStale(page);
+  await page.getByRole('button', { name: 'UTC', exact: true }).click();
+  const utc = await readChart(page);
+  if (utc.zone !== 'UTC' || utc.xLabel !== 'Time (UTC)') failures.push(`after choosing UTC the axis reads ${utc.xLabel} (${utc.zone})`);
+  const utcTip = await hover(page, busiest);
+  if (!utcTip.includes(`${day} 00:00 UTC`)) failures.push(`the UTC tooltip reads ${JSON.stringify(utcTip)}`);
+  await markStale(page);
+  await page.getByRole('button', { name: 'my time zone', exact: true }).click();
+  const local = await readChart(page);
+  if (local.zone !== 'Asia/Kolkata') failures.push(`back to local the axis reads ${local.xLabel} (${local.zone})`);
+}
+
 async function main() {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const browser = await launch({ bypassCSP: true });
+  const browser = await launch({ bypassCSP: true, timezoneId: 'Asia/Kolkata' });
   const problems = [];
   try {
     const page = await browser.context.newPage();
@@ -88,7 +171,9 @@ async function main() {
     const refused = (r) => r.status() === 422 && new URL(r.url()).pathname === '/analytics/trends';
     watchProblems(page, problems, { allowStatus: refused });
     await signIn(page, BASE_URL, LOGIN, PASSWORD, '/analytics/trends');
-    await scan(page, 'the empty form');
+    await checkDefaultChart(page);
+    await scan(page, 'the default answer');
+    await page.getByLabel('Count', { exact: true }).selectOption('event');
     await page.getByLabel(/^Event name/).fill('quest_completed');
     await page.getByLabel(/^From \(UTC\)/).fill('2026-10-05T00:00:00');
     await page.getByLabel(/^To \(UTC\)/).fill('2026-10-08T00:00:00');
