@@ -90,6 +90,13 @@ async function checkPages(page) {
     if (missing.length > 0) failures.push(`${path} does not show ${missing.join(', ')} from the pipeline`);
     else log(`${path} shows ${EXPECTED[path].join(', ') || 'its form'}`);
     await scan(page, path);
+    // Every drawn chart's value axis starts at zero (a flat line must not look like a cliff).
+    const axes = await waitFor(page, `${path}'s charts drawn`, () => {
+      const figures = [...document.querySelectorAll('figure[data-chart]')];
+      if (figures.some((f) => !f.uplot)) return null;
+      return figures.map((f) => f.uplot.scales.y.min);
+    });
+    if (axes.some((min) => min > 0)) failures.push(`${path}: a chart's y axis starts at ${axes.join(', ')}, not 0`);
     const name = path === '/' ? 'overview' : path.slice(1).replaceAll('/', '_');
     await page.screenshot({ path: join(SCREENSHOT_DIR, `dashboard_${name}.png`), fullPage: true });
   }

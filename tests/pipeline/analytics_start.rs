@@ -134,6 +134,37 @@ async fn funnels_suggests_only_the_account_s_event_names_and_opens_on_an_example
         "{page}"
     );
 
+    // The names are a skip scan of the hourly rollup's primary key, never a scan of the
+    // table: checked on a month of hours of 40 names for 5 servers of a third account.
+    let pool = &net.stack.db.pool;
+    let busy = uuid::Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO event_hours (account_id, name, hour, server_id, events) \
+         SELECT $1, 'event_' || n, date_trunc('hour', now()) - h * interval '1 hour', \
+                ('00000000-0000-4000-8000-00000000000' || s)::uuid, 1 \
+         FROM generate_series(1, 40) n, generate_series(0, 719) h, generate_series(1, 5) s",
+    )
+    .bind(busy)
+    .execute(pool)
+    .await
+    .expect("rollup rows");
+    sqlx::query("ANALYZE event_hours")
+        .execute(pool)
+        .await
+        .expect("analyze");
+    let plan: Vec<String> = sqlx::query_scalar(&format!(
+        "EXPLAIN {}",
+        query_api::queries::event_names::STATEMENT
+    ))
+    .bind(busy)
+    .bind(query_api::queries::event_names::MAX_NAMES)
+    .fetch_all(pool)
+    .await
+    .expect("plan");
+    let plan = plan.join("\n");
+    assert!(plan.contains("event_hours_pkey"), "{plan}");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+
     // A funnel started from the Events page's link is the member's, not the example.
     let (status, page) = member.page("/funnels?step=quest_started").await;
     assert_eq!(status, 200, "{page}");
