@@ -174,6 +174,14 @@
       legend: { live: true },
     };
     figure.dataset.timeZone = utc ? "UTC" : (zone || "local");
+    // Counts get whole-number ticks only (no "1.5 players").
+    var whole = (data.series || []).every(function (s) {
+      return (s.values || []).every(function (v) { return v === null || Number.isInteger(v); });
+    });
+    if (whole) {
+      options.axes[1].incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4,
+                               1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
+    }
     // uPlot draws in the browser's zone; UTC when the member chose it.
     if (utc) {
       options.tzDate = function (ts) { return window.uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); };
@@ -182,10 +190,10 @@
     if (data.x_label) {
       options.scales.x = { time: false };
       // Whole numbers only on the axis; a point at each x, since only those are measured.
-      var whole = function (u, splits) {
+      var wholeX = function (u, splits) {
         return splits.map(function (v) { return Number.isInteger(v) ? String(v) : ""; });
       };
-      options.axes[0] = Object.assign({ label: data.x_label, values: whole }, axis);
+      options.axes[0] = Object.assign({ label: data.x_label, values: wholeX }, axis);
       series[0] = { label: data.x_label };
       series.forEach(function (s, i) { if (i > 0) s.points = { show: true }; });
       delete options.tzDate;
