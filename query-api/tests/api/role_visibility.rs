@@ -381,6 +381,20 @@ fn walks(world: &World) -> Vec<(&'static str, String, Vec<Secret>)> {
             format!("/alerts/destinations/{}", Uuid::new_v4()),
             vec![],
         ),
+        (
+            "/alerts/destinations/{id}/deliveries/{delivery}",
+            format!(
+                "/alerts/destinations/{}/deliveries/{}",
+                Uuid::new_v4(),
+                Uuid::new_v4()
+            ),
+            vec![],
+        ),
+        (
+            "/alerts/rules/{id}/edit",
+            format!("/alerts/rules/{}/edit", Uuid::new_v4()),
+            vec![],
+        ),
         ("/audit", "/audit".into(), vec![]),
         // The JSON API under a session cookie: keys only, whatever the cookie.
         ("", "/api/v1/events?internal=true".into(), vec![]),
