@@ -83,7 +83,8 @@ impl PrivacySection {
     }
 }
 
-/// What expiry removes, in a few words (the README's "Retention" says it at length).
+/// What expiry removes, in a few words (`docs/privacy.md`, "Retention per kind", says it at
+/// length).
 fn removes(kind: RetentionKind) -> &'static str {
     match kind {
         RetentionKind::Chat => "chat log rows and timeline entries; the text in the event log",

@@ -89,7 +89,7 @@ pub fn router() -> AdminRoutes {
 
 /// Erase a player: destroy their data key, log the erasure, and wait (up to 5 s) for the read
 /// models to drop or blank their personal fields. What remains (UUIDs, times, counts,
-/// playtime, punishment history without text) is listed in the README, "Privacy".
+/// playtime, punishment history without text) is listed in `docs/privacy.md`, "Erase a player".
 #[utoipa::path(post, path = "/api/admin/accounts/{account_id}/players/{uuid}/erase",
     tag = "admin",
     security(("admin_key" = [])),
