@@ -48,6 +48,7 @@ NOT_PRODUCT_IN_CODE = [
         ),
         "an issue number",
     ),
+    (re.compile(r"\b(?:the|this) issue's\b", re.I), "the issue it was written for"),
     (re.compile(r"\b(?:pull request|PR) #\d+\b", re.I), "a pull request number"),
     (re.compile(r"\bwork[- ]sessions?\b|\bsessions? #\d+\b", re.I), "a session of work"),
     (re.compile(r"\bthis (?:session|box)\b|\b\d+-core box\b", re.I), "the machine or session it was written on"),
@@ -237,9 +238,13 @@ def check_product_only(problems: list[str]) -> None:
 
 
 def code_files() -> list[Path]:
-    """Tracked text files of the kinds we write, but for what check_product_only reads."""
+    """Text files of the kinds we write, tracked or new (not ignored: generated files are), but
+    for what check_product_only reads."""
     listed = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
     ).stdout.decode("utf-8").split("\0")
     docs = {ROOT / "README.md", ROOT / "CHANGELOG.md", *(ROOT / "docs").glob("**/*.md")}
     files = []
@@ -302,6 +307,7 @@ def self_test() -> int:
         "/// the README" + "'s \"Retention\" says it",
         "// configuration from the environment; see READ" + "ME)",
         "// reverted in PR #" + "41",
+        "// The issue" + "'s request, exactly.",
     ]
     good = [
         "/// Folds the session and heartbeat records into the sessions tables",

@@ -1,4 +1,4 @@
-//! `projector rebuild` (issue 6): replays the log into fresh tables while the live projector
+//! `projector rebuild`: replays the log into fresh tables while the live projector
 //! and readers carry on, swaps them in, and refuses a second rebuild meanwhile.
 
 mod behind;

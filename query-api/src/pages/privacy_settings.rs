@@ -1,6 +1,6 @@
-//! The "Data retention" section of `/settings` (issue 18): days kept per kind and the
-//! custom-event properties kept in clear in the event log (issue 34), saved through the admin API's [`store_policy`] (same checks, same
-//! audit row). The page answering a save lists what changed.
+//! The "Data retention" section of `/settings`: days kept per kind and the custom-event
+//! properties kept in clear in the event log, saved through the admin API's [`store_policy`]
+//! (same checks, same audit row). The page answering a save lists what changed.
 
 use super::Shell;
 use super::error::PageError;

@@ -1,6 +1,6 @@
 //! `POST /api/admin/accounts/{account_id}/players/{uuid}/erase` (admin key) and, through
 //! [`erase`], the dashboard's erase action on the player page (owners and admins): a player's
-//! erasure (issue 18, deliverable 2).
+//! erasure.
 //!
 //! The order is what makes it hold:
 //! 1. the player's data key is destroyed ([`Keyring::destroy_player`]): from this moment every
