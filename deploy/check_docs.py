@@ -51,7 +51,10 @@ NOT_PRODUCT_IN_CODE = [
     (re.compile(r"\b(?:the|this) issue's\b", re.I), "the issue it was written for"),
     (re.compile(r"\b(?:pull request|PR) #\d+\b", re.I), "a pull request number"),
     (re.compile(r"\bwork[- ]sessions?\b|\bsessions? #\d+\b", re.I), "a session of work"),
-    (re.compile(r"\bthis (?:session|box)\b|\b\d+-core box\b", re.I), "the machine or session it was written on"),
+    (
+        re.compile(r"\bthis (?:session|box)\b|\b\d+-core box\b", re.I),
+        "the machine or session it was written on",
+    ),
     (
         re.compile(
             r"\b(?:helpers|engineers) (?:(?:are|were) )?compil(?:e|ing)\b"
@@ -62,7 +65,10 @@ NOT_PRODUCT_IN_CODE = [
     ),
     # The README's sections moved to docs/: cite the page, or say the fact.
     (
-        re.compile(r"\bREADME(?:'s)?(?:,\s*|\s+)(?:\"[A-Z][^\"]*\"?|[A-Z][a-z]+\b[,)])|\bsee (?:the )?README\b(?!\.md)"),
+        re.compile(
+            r"\bREADME(?:'s)?(?:,\s*|\s+)(?:\"[A-Z][^\"]*\"?|[A-Z][a-z]+\b[,)])"
+            r"|\bsee (?:the )?README\b(?!\.md)"
+        ),
         "a README section (now a page of docs/)",
     ),
 ]
@@ -348,7 +354,7 @@ def main() -> int:
     kinds = " ".join(sorted(CODE_SUFFIXES | CODE_NAMES))
     print("documentation: ok (links and anchors, configuration variables, command flags, "
           "product-only text in README, CHANGELOG and docs/, and in "
-          f"{code_count} tracked files of the code: {kinds}, scripts by their #!; "
+          f"{code_count} files of the code, tracked or new: {kinds}, scripts by their #!; "
           f"{len(FROZEN_MIGRATIONS)} applied migrations exempt)")
     return 0
 

@@ -32,8 +32,8 @@ use uuid::Uuid;
 
 /// Durable event ingest with every property sealed (the default).
 pub(crate) const EVENTS_ALL: &str = "ingest_events_privacy_all_sealed";
-/// The same with one property of five sealed (as a policy that lists one property as
-/// personal had it).
+/// The same with one property of five sealed (as under a policy of the old shape that
+/// listed one property as personal).
 pub(crate) const EVENTS_LISTED: &str = "ingest_events_privacy_one_sealed";
 /// The same with `PRIVACY_ENCRYPTION=off`.
 pub(crate) const EVENTS_CLEAR: &str = "ingest_events_privacy_off";
