@@ -43,7 +43,8 @@ NOT_PRODUCT = [
 NOT_PRODUCT_IN_CODE = [
     (
         re.compile(
-            r"\bissues? #?\d+\b(?!\s+(?:new\s+|more\s+)?(?:api\b|keys?\b|tokens?\b|invites?\b))",
+            r"\bissues?(?: #?|[_-])\d+(?!\d)"
+            r"(?!\s+(?:new\s+|more\s+)?(?:api\b|keys?\b|tokens?\b|invites?\b))",
             re.I,
         ),
         "an issue number",
@@ -314,6 +315,7 @@ def self_test() -> int:
         "// configuration from the environment; see READ" + "ME)",
         "// reverted in PR #" + "41",
         "// The issue" + "'s request, exactly.",
+        "fn issue" + "_12_regression() {",
     ]
     good = [
         "/// Folds the session and heartbeat records into the sessions tables",
@@ -328,6 +330,7 @@ def self_test() -> int:
         "// see plugin/server-api-stubs/README.md for the stubs",
         "//! the rules (docs/privacy.md, \"Erase a player\")",
         "    color: #123456;",
+        "fn issue_keys_per_server() {",
     ]
     failures = [f"not flagged: {line}" for line in bad if not not_product_in_code(line)]
     failures += [f"flagged: {line} ({not_product_in_code(line)})" for line in good
