@@ -101,7 +101,9 @@ done
 # Offline checks of deploy/ (Dockerfile, compose, nginx, NATS configs, Kubernetes manifests).
 run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
 # Offline checks of the docs: links and anchors, every configuration variable documented (and
-# no stale one), product-only text in README, CHANGELOG and docs/.
+# no stale one), product-only text in README, CHANGELOG, docs/ and every tracked file of the
+# code (the self-test first: the code patterns against known good and bad lines).
+run_step "documentation self-test" "$VENV_DIR/bin/python" deploy/check_docs.py --self-test
 run_step "documentation" "$VENV_DIR/bin/python" deploy/check_docs.py
 # lib.sh's PostgreSQL start after an unclean stop (a stale postmaster.pid); a few seconds.
 run_step "stale postmaster.pid" deploy/tests/stale_pid.sh

@@ -1,4 +1,4 @@
-//! The player pages (issue 15): `/players` (search, online now, recently seen) in
+//! The player pages: `/players` (search, online now, recently seen) in
 //! [`search`], one player's Investigate page `/players/{uuid}` in [`investigate`], and the
 //! download of their data `/players/{uuid}/export` in [`export`].
 
