@@ -1,8 +1,6 @@
 # shellcheck shell=bash
 # The steps of deploy/restore.sh (sourced after deploy/lib.sh and deploy/backup_lib.sh).
 
-UUID_RE='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
-
 # open_backup PATH WORK: prints the directory holding the backup (an archive is unpacked into
 # WORK) once its manifest says it is complete and every part it lists is there.
 open_backup() {
@@ -41,16 +39,25 @@ refuse_running_services() {
         die "$others other connections to the database: stop every Warden service (and other clients) before a restore"
 }
 
-# erasure_lines FILE...: the "ACCOUNT<TAB>PLAYER" lines of the files, checked.
+# erasure_lines FILE...: the "ACCOUNT<TAB>PLAYER" lines of the files (blank lines and # comments
+# skipped), checked: anything else fails.
 erasure_lines() {
-    local file
-    for file in "$@"; do
-        awk -v file="$file" -v re="^$UUID_RE\$" '
-            NF == 0 || $1 ~ /^#/ { next }
-            $1 !~ re || $2 !~ re { printf "error: %s:%d: not \"ACCOUNT_ID<TAB>PLAYER_UUID\"\n", file, NR > "/dev/stderr"; bad = 1; next }
-            { print $1 "\t" $2 }
-            END { exit bad }' "$file" || die "unreadable erasures in $file"
-    done
+    python3 - "$@" <<'PY' || die "unreadable erasures (see above)"
+import re, sys
+uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+bad = False
+for name in sys.argv[1:]:
+    for number, line in enumerate(open(name), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < 2 or not all(uuid.fullmatch(f.lower()) for f in fields[:2]):
+            print(f'error: {name}:{number}: not "ACCOUNT_ID<TAB>PLAYER_UUID"', file=sys.stderr)
+            bad = True
+            continue
+        print(f"{fields[0].lower()}\t{fields[1].lower()}")
+sys.exit(1 if bad else 0)
+PY
 }
 
 # collect_erasures BACKUP OUT [FILE...]: every player to erase again, into OUT: the backup's,
@@ -102,7 +109,7 @@ restore_database() {
         schemas="$(pg_query "SELECT string_agg(quote_ident(nspname), ', ') FROM pg_namespace
             WHERE nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND nspname NOT LIKE 'pg_temp_%' AND nspname NOT LIKE 'pg_toast_temp_%'")"
         log "dropping the database's schemas ($schemas)"
-        pg_query "DROP SCHEMA $schemas CASCADE; CREATE SCHEMA public;" >/dev/null
+        pg_query "SET client_min_messages = warning; DROP SCHEMA $schemas CASCADE; CREATE SCHEMA public;" >/dev/null
     fi
     log "pg_restore into $(redact_url "$DATABASE_URL")"
     "$PG_RESTORE" --no-owner --exit-on-error --single-transaction -d "$DATABASE_URL" "$backup/database.dump" ||

@@ -134,9 +134,10 @@ def write(state_path):
          "issued_at": "2026-01-02T03:25:00Z", "source_plugin": "litebans",
          "external_id": f"lb-{name}"}
         for (player, name), kind in ((kept, "warning"), (early, "ban"), (late, "mute"))])
+    # A flag's detail is no personal field (it stays readable after an erasure): no name in it.
     plugin("/api/plugin/anticheat-flags", [
         {"server_id": SERVER, "player_uuid": player, "player_name": name, "check_name": "Reach",
-         "check_type": "A", "violation_level": 3.5, "detail": f"detail of {name}",
+         "check_type": "A", "violation_level": 3.5, "detail": "reach 3.4 blocks",
          "source_plugin": "grim", "flagged_at": "2026-01-02T03:26:00Z"}
         for player, name in (kept, early, late)])
     # Offline at its last heartbeat: the reads stay the same however long the test takes.
