@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Backs up a running Warden into a directory, or a tar archive: PostgreSQL first (pg_dump -Fc of
 # the whole database), then the event log stream, then the privacy key buckets (natscli's
-# `nats stream backup`), then the secrets file; and a manifest.json saying what, when, which
-# versions and which stream sequences. Warden keeps running. Restore with ./deploy/restore.sh.
+# `nats backup stream`, once `nats stream backup`), then the secrets file; and a manifest.json
+# saying what, when, which versions and which stream sequences. Warden keeps running. Restore
+# with ./deploy/restore.sh.
 #
 #   ./deploy/backup.sh [--secrets FILE | --no-secrets] [--with-key-bucket] DEST
 #
@@ -74,6 +75,8 @@ if [[ -n "$secrets_file" ]]; then
 fi
 require_backup_tools
 check_reachable
+grep -qx "$EVENT_STREAM" <<<"$(list_streams)" ||
+    die "no stream $EVENT_STREAM on $(redact_url "$NATS_URL") (is EVENT_STREAM right? have the services ever run?)"
 
 work="$dest.partial"
 finished=false

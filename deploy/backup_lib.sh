@@ -46,9 +46,9 @@ require_backup_tools() {
     dir="$(find_pg_bin || true)"
     for tool in pg_dump pg_restore psql; do
         if [[ -n "$dir" && -x "$dir/$tool" ]]; then
-            printf -v "$(tr a-z A-Z <<<"$tool")" '%s' "$dir/$tool"
+            printf -v "${tool^^}" '%s' "$dir/$tool"
         elif command -v "$tool" >/dev/null 2>&1; then
-            printf -v "$(tr a-z A-Z <<<"$tool")" '%s' "$(command -v "$tool")"
+            printf -v "${tool^^}" '%s' "$(command -v "$tool")"
         else
             die "$tool is missing (install PostgreSQL's client tools, e.g. apt-get install postgresql-client)"
         fi

@@ -86,6 +86,18 @@ step "backup taken after both erasures (a directory)"
 python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["complete"] is True' "$out_dir/after/manifest.json" ||
     fail "the manifest does not say the backup is complete"
 if ./deploy/backup.sh "$out_dir/after" 2>/dev/null; then fail "backup.sh overwrote an existing backup"; fi
+# A missing part (here: the event log) fails the backup, and leaves nothing behind.
+if EVENT_STREAM=NO_SUCH_STREAM ./deploy/backup.sh "$out_dir/broken" 2>"$home/broken.log"; then
+    fail "backup.sh succeeded without the event log"
+fi
+[[ ! -e "$out_dir/broken" && ! -e "$out_dir/broken.partial" ]] || fail "a failed backup left files behind"
+grep -q "no stream NO_SUCH_STREAM" "$home/broken.log" || fail "a refused backup did not say why: $(cat "$home/broken.log")"
+# One failing after the database was dumped (no key bucket of that name) removes what it wrote.
+if PRIVACY_BUCKET=NO_SUCH_BUCKET ./deploy/backup.sh "$out_dir/broken" 2>"$home/broken.log"; then
+    fail "backup.sh succeeded without the key buckets"
+fi
+[[ ! -e "$out_dir/broken" && ! -e "$out_dir/broken.partial" ]] || fail "a failed backup left files behind"
+grep -q "nothing was written" "$home/broken.log" || fail "a failed backup did not say so: $(cat "$home/broken.log")"
 if ./deploy/restore.sh "$out_dir/after" 2>"$home/refused.log"; then fail "restore.sh ran over a running stack"; fi
 grep -q "the local stack is running" "$home/refused.log" || fail "restore.sh refused without saying why: $(cat "$home/refused.log")"
 log_state="$(stream_state GS_EVENTS)"
