@@ -6,7 +6,9 @@
 # with the same secrets; then every recorded read must be identical, both members sign in, the
 # keys work, the erased players stay erased (their data keys absent from the restored bucket)
 # and a new write is readable. Second case: a backup taken before an erasure, restored over the
-# deployment, leaves that player erased once ./deploy/restore.sh --erase-again ran.
+# deployment (the database that knows the erasure is replaced), or after the data is lost with
+# the erasure given by --erasures, leaves that player erased once ./deploy/restore.sh
+# --erase-again ran.
 #
 #   deploy/tests/backup_restore.sh     (run by ./deploy/test.sh; BACKUP_IN_TEST=0 skips it there)
 #
@@ -101,6 +103,12 @@ grep -q "nothing was written" "$home/broken.log" || fail "a failed backup did no
 if ./deploy/restore.sh "$out_dir/after" 2>"$home/refused.log"; then fail "restore.sh ran over a running stack"; fi
 grep -q "the local stack is running" "$home/refused.log" || fail "restore.sh refused without saying why: $(cat "$home/refused.log")"
 log_state="$(stream_state GS_EVENTS)"
+python3 - "$out_dir/after/manifest.json" "$log_state" <<'PY' || fail "the manifest's sequences are not the log's"
+import json, sys
+log = json.load(open(sys.argv[1]))["streams"]["GS_EVENTS"]
+messages, first, last, _ = map(int, sys.argv[2].split())
+assert (log["messages"], log["first_seq"], log["last_seq"]) == (messages, first, last), log
+PY
 
 step "destroying the stack's data"
 ./deploy/down.sh
@@ -132,6 +140,16 @@ up
 ./deploy/restore.sh --erase-again
 helper erased early late
 player_key_present late && fail "the late erased player's key is back after --erase-again"
+
+step "the same backup restored after the data is lost, the later erasure given with --erasures"
+./deploy/down.sh
+rm -rf "$home/nats/store" "$home/pg/data"
+./deploy/up.sh --infra-only >"$home/up.log" 2>&1 || fail "up.sh --infra-only failed"
+./deploy/restore.sh --erasures "$out_dir/after/erased-players.tsv" "$out_dir/before.tar.gz"
+player_key_present late && fail "--erasures left the late erased player's key in the bucket"
+up
+./deploy/restore.sh --erase-again
+helper erased early late
 
 passed=true
 rm -rf "$out_dir"
