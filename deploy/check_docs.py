@@ -188,6 +188,8 @@ COMMANDS = {
     "deploy/test.sh": ["deploy/test.sh"],
     "deploy/bench.sh": ["deploy/bench.sh"],
     "deploy/fuzz.sh": ["deploy/fuzz.sh"],
+    "deploy/backup.sh": ["deploy/backup.sh"],
+    "deploy/restore.sh": ["deploy/restore.sh"],
 }
 
 

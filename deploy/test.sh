@@ -52,6 +52,9 @@ ensure_browser_test_deps
 log "browser test: $("$CHROMIUM_BIN" --version 2>/dev/null); node $(node --version)"
 ensure_nginx_installed
 log "edge test: $("$NGINX_BIN" -v 2>&1)"
+# natscli, for deploy/backup.sh and deploy/restore.sh (the backup and restore test).
+ensure_natscli_installed
+log "backup test: natscli $("$NATSCLI_BIN" --version 2>&1)"
 
 section "throw-away PostgreSQL"
 pg_tmp="$(mktemp -d "${TMPDIR:-/tmp}/warden-test-pg.XXXXXX")"
@@ -113,6 +116,13 @@ if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
     run_step "plugin" ./deploy/plugin.sh
 fi
 run_step "cargo test" cargo test --no-fail-fast ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
+
+# Backup and restore of a private stack (deploy/backup.sh, deploy/restore.sh), its data
+# destroyed in between; a few minutes. BACKUP_IN_TEST=0 skips it; it is skipped when cargo test
+# was narrowed to packages (it runs the debug build of the whole stack).
+if [[ "${BACKUP_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "backup and restore" deploy/tests/backup_restore.sh
+fi
 
 # The plugin's contract test: the plugin core (Java) against the debug build of the stack, every
 # record kind read back through the dashboard API across a kill and restart of the stack.
