@@ -56,6 +56,8 @@ NATS_PORT="$(free_port)" PG_PORT="$(free_port)" HTTP_PORT="$(free_port)" PLUGIN_
 bin="$work/bin"
 mkdir -p "$bin" "$work/outside"
 for binary in query-api projector ingest; do
+    [[ -x "${CARGO_TARGET_DIR:-$REPO_ROOT/target}/debug/$binary" ]] ||
+        die "target/debug/$binary is missing (cargo test --workspace builds it)"
     cp "${CARGO_TARGET_DIR:-$REPO_ROOT/target}/debug/$binary" "$bin/"
 done
 clean_path="$bin:/usr/local/bin:/usr/bin:/bin"
