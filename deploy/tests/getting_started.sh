@@ -64,7 +64,7 @@ clean_path="$bin:/usr/local/bin:/usr/bin:/bin"
 
 section "getting started: the page's commands"
 python3 deploy/tests/doc_blocks.py docs/getting-started.md --runner \
-    --local-dir "$WARDEN_HOME" --checks deploy/tests/getting_started_checks.sh >"$work/runner.sh"
+    --local-dir "$WARDEN_HOME" --checks "$REPO_ROOT/deploy/tests/getting_started_checks.sh" >"$work/runner.sh"
 (cd "$work/outside" && env -i PATH="$clean_path" HOME="$work/outside" OUT="$work/out" \
     bash "$work/runner.sh")
 

@@ -82,15 +82,16 @@ check_block_5() {
 
 check_block_6() {
     expect_statuses 201
-    # The owner signs in with the password.
+    # The owner signs in with the password (from the same origin, as the sign-in form does).
     local headers
-    headers="$(command curl -s -o /dev/null -D - -c "$OUT/cookies" \
+    headers="$(command curl -s -o /dev/null -D - -c "$OUT/cookies" -H "Origin: $BASE_URL" \
         --data-urlencode login=owner@example.com \
         --data-urlencode 'password=a long passphrase here' "$BASE_URL/login")"
     grep -q '^HTTP/1.1 303' <<<"$headers" || fail "sign-in answered: $headers"
     grep -qi '^location: /\s*$' <<<"$headers" || fail "sign-in did not lead to /: $headers"
     local wrong
-    wrong="$(command curl -s -o /dev/null -w '%{http_code}' --data-urlencode login=owner@example.com \
+    wrong="$(command curl -s -o /dev/null -w '%{http_code}' -H "Origin: $BASE_URL" \
+        --data-urlencode login=owner@example.com \
         --data-urlencode 'password=not the passphrase' "$BASE_URL/login")"
     [[ "$wrong" == 401 ]] || fail "a wrong password answered $wrong"
 }
