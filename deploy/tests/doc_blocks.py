@@ -48,7 +48,7 @@ def blocks(text):
 def runner(found, local_dir, checks):
     q = shlex.quote
     parts = [
-        "set -euo pipefail",
+        "set -Eeuo pipefail",
         f"source {q(checks)}",
         f'(( EXPECTED_BLOCKS == {len(found)} )) || {{ echo "the page has {len(found)} sh blocks,'
         f' the checks expect $EXPECTED_BLOCKS" >&2; exit 1; }}',
