@@ -44,6 +44,9 @@ cleanup() {
     exit "$status"
 }
 trap cleanup EXIT
+# Interrupted or terminated: still stop the stack and remove everything (the EXIT trap).
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 section "getting started: a fresh stack"
 # The page's first block, as the test runs it.
