@@ -130,6 +130,14 @@ if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
     run_step "plugin contract" ./deploy/plugin_contract.sh
 fi
 
+# The docs that must not drift: docs/getting-started.md's own commands, in order, against a fresh
+# private stack (debug build), and docs/self-hosting.md's admin commands from the binaries copied
+# out of the checkout (deploy/tests/getting_started.sh). GETTING_STARTED_IN_TEST=0 skips it; it
+# is skipped when cargo test was narrowed to packages.
+if [[ "${GETTING_STARTED_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "getting started" deploy/tests/getting_started.sh
+fi
+
 # The OpenAPI-driven fuzzer (schemathesis) against the debug build of the stack, on its own
 # nats-server and a database in the throw-away cluster: fails on any finding of any check (in
 # both passes: the default one, and the strict one whose hooks repair only what the document

@@ -4,6 +4,8 @@
 //! every signature with the `standardwebhooks` package from PyPI (not with our code).
 
 mod delivery;
+mod docs_examples;
+mod documented;
 mod faults;
 mod ssrf;
 
