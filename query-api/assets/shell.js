@@ -15,6 +15,15 @@
     }
   }
 
+  // A summary's state, said in ARIA too (browsers expose it natively; some readers want the
+  // attribute).
+  for (const details of document.querySelectorAll('.site-nav details')) {
+    const summary = details.querySelector(':scope > summary');
+    const sync = () => summary.setAttribute('aria-expanded', details.open ? 'true' : 'false');
+    sync();
+    details.addEventListener('toggle', sync);
+  }
+
   for (const group of groups()) {
     group.addEventListener('toggle', () => {
       if (group.open && !isPhone()) closeGroups(group);
