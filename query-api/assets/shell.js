@@ -103,6 +103,13 @@
     input.setAttribute('aria-expanded', 'false');
   }
 
+  // Once the form is sent, the page is leaving: no more suggestions are asked for.
+  let leaving = false;
+  input.form.addEventListener('submit', () => { leaving = true; });
+  input.addEventListener('htmx:beforeRequest', (event) => {
+    if (leaving) event.preventDefault();
+  });
+
   // After each swap: expanded when there is a list, nothing chosen yet.
   box.addEventListener('htmx:afterSwap', () => {
     input.removeAttribute('aria-activedescendant');

@@ -164,6 +164,9 @@ async function checkSearch(page) {
   // Without choosing: the form; one player named so opens their page.
   await page.goto(`${BASE_URL}/servers`);
   await input.fill('ShinyNewName');
+  // Once its suggestion shows (a request still on its way when the page leaves is aborted,
+  // which htmx logs as an error).
+  await waitFor(page, 'suggestions for "ShinyNewName"', () => document.querySelectorAll('#player-suggestions [role="option"]').length > 0);
   await Promise.all([
     page.waitForURL((url) => url.pathname === `/players/${RENAMED}`, { timeout: WAIT_MS }).catch(() => failures.push(`Enter on an exact name led to ${page.url()}`)),
     input.press('Enter'),
