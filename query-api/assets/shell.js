@@ -30,6 +30,9 @@
     });
   }
 
+  // Without ::details-content a closed menu hides the bar: on a wide screen, open it.
+  if (menu && !isPhone() && !CSS.supports('selector(::details-content)')) menu.open = true;
+
   // The phone's menu opens with the section of the page shown already open.
   if (menu) {
     menu.addEventListener('toggle', () => {
