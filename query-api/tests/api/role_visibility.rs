@@ -258,6 +258,12 @@ fn walks(world: &World) -> Vec<(&'static str, String, Vec<Secret>)> {
         ("/servers/{id}", format!("/servers/{lobby}"), vec![]),
         ("/staff", "/staff".into(), vec![]),
         ("/players", "/players?q=Griefer".into(), vec![]),
+        ("/players/find", "/players/find?q=Griefer".into(), vec![]),
+        (
+            "/players/suggestions",
+            "/players/suggestions?q=Griefer".into(),
+            vec![],
+        ),
         (
             "/players/{uuid}",
             format!("/players/{griefer}"),
