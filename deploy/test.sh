@@ -52,6 +52,9 @@ ensure_browser_test_deps
 log "browser test: $("$CHROMIUM_BIN" --version 2>/dev/null); node $(node --version)"
 ensure_nginx_installed
 log "edge test: $("$NGINX_BIN" -v 2>&1)"
+# natscli, for deploy/backup.sh and deploy/restore.sh (the backup and restore test).
+ensure_natscli_installed
+log "backup test: natscli $("$NATSCLI_BIN" --version 2>&1)"
 
 section "throw-away PostgreSQL"
 pg_tmp="$(mktemp -d "${TMPDIR:-/tmp}/warden-test-pg.XXXXXX")"
@@ -101,7 +104,9 @@ done
 # Offline checks of deploy/ (Dockerfile, compose, nginx, NATS configs, Kubernetes manifests).
 run_step "deployment files" "$VENV_DIR/bin/python" deploy/validate_deploy.py
 # Offline checks of the docs: links and anchors, every configuration variable documented (and
-# no stale one), product-only text in README, CHANGELOG and docs/.
+# no stale one), product-only text in README, CHANGELOG, docs/ and every tracked file of the
+# code (the self-test first: the code patterns against known good and bad lines).
+run_step "documentation self-test" "$VENV_DIR/bin/python" deploy/check_docs.py --self-test
 run_step "documentation" "$VENV_DIR/bin/python" deploy/check_docs.py
 # lib.sh's PostgreSQL start after an unclean stop (a stale postmaster.pid); a few seconds.
 run_step "stale postmaster.pid" deploy/tests/stale_pid.sh
@@ -112,10 +117,25 @@ if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
 fi
 run_step "cargo test" cargo test --no-fail-fast ${scope[@]+"${scope[@]}"} ${test_args[@]+"${test_args[@]}"}
 
+# Backup and restore of a private stack (deploy/backup.sh, deploy/restore.sh), its data
+# destroyed in between; a few minutes. BACKUP_IN_TEST=0 skips it; it is skipped when cargo test
+# was narrowed to packages (it runs the debug build of the whole stack).
+if [[ "${BACKUP_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "backup and restore" deploy/tests/backup_restore.sh
+fi
+
 # The plugin's contract test: the plugin core (Java) against the debug build of the stack, every
 # record kind read back through the dashboard API across a kill and restart of the stack.
 if [[ "${PLUGIN_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
     run_step "plugin contract" ./deploy/plugin_contract.sh
+fi
+
+# The docs that must not drift: docs/getting-started.md's own commands, in order, against a fresh
+# private stack (debug build), and docs/self-hosting.md's admin commands from the binaries copied
+# out of the checkout (deploy/tests/getting_started.sh). GETTING_STARTED_IN_TEST=0 skips it; it
+# is skipped when cargo test was narrowed to packages.
+if [[ "${GETTING_STARTED_IN_TEST:-1}" != 0 && ${#scope[@]} -gt 0 ]]; then
+    run_step "getting started" deploy/tests/getting_started.sh
 fi
 
 # The OpenAPI-driven fuzzer (schemathesis) against the debug build of the stack, on its own

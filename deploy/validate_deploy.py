@@ -5,7 +5,8 @@ Parses every YAML file and checks structure that a cluster or Docker would only 
 worse, accept) at deploy time: probes, resources and disruption budgets on every Deployment,
 selectors and ports that match, the edge routing of both plugin prefixes to ingest, an edge
 that sets X-Forwarded-For itself and never routes /metrics or /readyz from outside, files the
-compose file mounts, and the Dockerfile's stages. Runs `docker compose config -q` when the
+compose file mounts, the Dockerfile's stages, and docs/self-hosting.md's admin commands (the
+image ships each binary they exec, the service they run in has the variables they need). Runs `docker compose config -q` when the
 compose plugin is installed (no engine needed); otherwise says so and skips only that check.
 
     python3 deploy/validate_deploy.py   # exit 1 and one line per problem when something is off
@@ -13,6 +14,7 @@ compose plugin is installed (no engine needed); otherwise says so and skips only
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -235,6 +237,108 @@ def check_dockerfile():
                 check(os.path.exists(os.path.join(ROOT, source)), f"Dockerfile: COPY {source} missing")
 
 
+def admin_command_key(words):
+    """`query-api keys create --account A` -> `query-api keys create`, as the docs' table names it."""
+    binary, rest = words[0], [w for w in words[1:] if re.fullmatch(r"[a-z][a-z-]*", w)]
+    if binary == "projector" and rest[:1] != ["parked"]:
+        return " ".join([binary] + rest[:1])
+    return " ".join([binary] + rest[:2])
+
+
+def admin_command_needs(section):
+    """{command key: variables a container must have} from the table's "needs" column (a
+    variable in parentheses is optional or passed with the command, e.g. MEMBER_PASSWORD)."""
+    needs = {}
+    for row in section.splitlines():
+        if not row.startswith("| `"):
+            continue
+        first, need = row.split(" | ")[0], row.split(" | ")[1]
+        required = set(re.findall(r"`([A-Z_]+)`", re.sub(r"\([^)]*\)", "", need)))
+        binary = None
+        for span in re.findall(r"`([^`]*)`", first):
+            words = span.replace("\\|", "|").split()
+            if words[0] in ("query-api", "projector"):
+                binary = words.pop(0)
+            if binary and any(re.fullmatch(r"[a-z][a-z-]*", w) for w in words):
+                needs[admin_command_key([binary] + words)] = required
+    return needs
+
+
+def final_stage_binaries():
+    lines = open(os.path.join(DEPLOY, "Dockerfile")).read().splitlines()
+    last = max(i for i, line in enumerate(lines) if line.startswith("FROM "))
+    shipped = set()
+    for line in lines[last:]:
+        parts = line.split()
+        if parts[:1] == ["COPY"] and parts[-1].rstrip("/") in ("/usr/local/bin", "/usr/bin"):
+            shipped |= {os.path.basename(p) for p in parts[1:-1] if not p.startswith("--")}
+    return shipped
+
+
+def k8s_env_names(deployment):
+    """The variable names a Deployment's first container gets (env and envFrom, resolved)."""
+    k8s = os.path.join(DEPLOY, "k8s")
+    maps = {}
+    for name in os.listdir(k8s):
+        if name.endswith(".yaml") and name != "kustomization.yaml":
+            for doc in load_all(os.path.join(k8s, name)):
+                if doc.get("kind") in ("ConfigMap", "Secret"):
+                    keys = set(doc.get("data") or {}) | set(doc.get("stringData") or {})
+                    maps[(doc["kind"], doc["metadata"]["name"])] = keys
+                if doc.get("kind") == "Deployment" and doc["metadata"]["name"] == deployment:
+                    container = doc["spec"]["template"]["spec"]["containers"][0]
+    names = {e["name"] for e in container.get("env", [])}
+    for source in container.get("envFrom", []):
+        for kind, ref in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+            if ref in source:
+                names |= maps.get((kind, source[ref]["name"]), set())
+    return names
+
+
+def check_admin_commands():
+    """Every `exec` command of docs/self-hosting.md's "Admin commands in containers": the image's
+    final stage ships its binary, and the compose service or Kubernetes Deployment it runs in has
+    every variable the table's "needs" column names for it. (No container engine runs here:
+    these checks are static.)"""
+    text = open(os.path.join(ROOT, "docs", "self-hosting.md")).read()
+    section = text.split("## Admin commands in containers", 1)[1].split("\n## ", 1)[0]
+    needs = admin_command_needs(section)
+    check(needs, "self-hosting.md: no admin command table")
+    shipped = final_stage_binaries()
+    services = load_all(os.path.join(DEPLOY, "compose.yaml"))[0].get("services", {})
+    block = section.split("```sh", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    execs = 0
+    for line in block.splitlines():
+        words = shlex.split(line, comments=True)
+        if "exec" not in words:
+            continue
+        execs += 1
+        rest = words[words.index("exec") + 1:]
+        given = set()
+        if "--" in rest:  # kubectl -n NS exec deploy/NAME -- BINARY ...
+            where, rest = rest[: rest.index("--")], rest[rest.index("--") + 1:]
+            target = where[-1].split("/")[-1]
+            available = k8s_env_names(target)
+            place = f"Deployment {target}"
+        else:  # $DC exec [-e VAR=value]... SERVICE BINARY ...
+            while rest and rest[0].startswith("-"):
+                if rest[0] == "-e":
+                    given.add(rest[1].split("=", 1)[0])
+                    rest = rest[1:]
+                rest = rest[1:]
+            target, rest = rest[0], rest[1:]
+            check(target in services, f"self-hosting.md: exec into unknown compose service {target}")
+            available = set(services.get(target, {}).get("environment") or {})
+            place = f"compose service {target}"
+        binary = rest[0]
+        check(binary in shipped, f"self-hosting.md: `{binary}` is not in the image's final stage")
+        key = admin_command_key(rest)
+        check(key in needs, f"self-hosting.md: `{key}` is run with exec but not in the table")
+        for var in sorted(needs.get(key, set()) - available - given):
+            check(False, f"self-hosting.md: `{key}` in {place} lacks {var}")
+    check(execs > 0, "self-hosting.md: no exec command in the admin commands section")
+
+
 def docker_compose_config():
     docker = shutil.which("docker")
     if not docker or subprocess.run([docker, "compose", "version"], capture_output=True).returncode:
@@ -250,7 +354,8 @@ def docker_compose_config():
 
 
 def main():
-    for step in (check_k8s, check_compose, check_nginx, check_dockerfile, docker_compose_config):
+    for step in (check_k8s, check_compose, check_nginx, check_dockerfile, check_admin_commands,
+                 docker_compose_config):
         try:
             step()
         except (KeyError, TypeError, AttributeError, IndexError, OSError, yaml.YAMLError) as error:
@@ -259,7 +364,7 @@ def main():
         print(f"deploy: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print("deployment files: ok (k8s, compose, nats, nginx, Dockerfile)")
+    print("deployment files: ok (k8s, compose, nats, nginx, Dockerfile, the docs' admin commands)")
     return 0
 
 

@@ -1,4 +1,4 @@
-//! The ingest service: `ingest` (configuration from the environment; see README).
+//! The ingest service: `ingest` (configuration from the environment; see `docs/configuration.md`).
 
 use ingest::{App, Config};
 use shared::shutdown::run_until_signal;
@@ -6,7 +6,7 @@ use shared::telemetry::init_tracing;
 use tokio_util::sync::CancellationToken;
 
 /// mimalloc instead of glibc's malloc: the services allocate per record (every chat line's
-/// strings), and malloc/free took about 17% of ingest's CPU under load (README, Benchmarks).
+/// strings), and malloc/free took about 17% of ingest's CPU under the benchmark's load.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

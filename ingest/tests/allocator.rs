@@ -2,7 +2,7 @@
 //!
 //! mimalloc 3 otherwise marks its arenas MADV_HUGEPAGE, and a 2 MiB page that is partly in use
 //! is never given back: under the benchmark's write load ingest's peak RSS was 102 MiB with
-//! huge pages against 84 MiB without (README, Benchmarks).
+//! huge pages against 84 MiB without.
 
 use mimalloc::MiMalloc;
 

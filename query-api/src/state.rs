@@ -48,7 +48,7 @@ pub struct AppState {
     pub subjects: shared::subjects::Subjects,
     /// Webhook secrets' sealing key and the addresses destinations may reach.
     pub alerts: Arc<shared::alerts::AlertsConfig>,
-    /// Seals and opens personal fields; destroys a player's key on erasure (issue 18).
+    /// Seals and opens personal fields; destroys a player's key on erasure.
     pub keyring: shared::privacy::Keyring,
     /// What the "Connect a server" page offers (base URL, plugin jar).
     pub plugin: Arc<crate::config::PluginSetup>,

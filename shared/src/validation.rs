@@ -1,6 +1,6 @@
 //! Field-level validation errors, collected per record, and the shared rules every record and
-//! admin body uses, so that whatever is accepted can also be stored (README, "What ingest
-//! accepts"):
+//! admin body uses, so that whatever is accepted can also be stored (`docs/rate-limits.md`,
+//! "What ingest accepts"):
 //!
 //! - text holds no NUL (U+0000): PostgreSQL `text` and `jsonb` cannot store it;
 //! - integers fit their column (`integer` is 32 bits);

@@ -30,7 +30,8 @@ const SCREENSHOT_DIR = env('SCREENSHOT_DIR', resolve(HERE, '../../target/browser
 const SESSION_COOKIE = '__Host-warden_session';
 
 /** Every page of the navigation bar (query-api/src/pages/mod.rs, PAGES), in order. */
-const NAV = ['/', '/servers', '/players', '/punishments', '/anticheat', '/chat', '/staff', '/events', '/funnels', '/analytics/retention', '/analytics/trends', '/team', '/settings', '/connect', '/alerts', '/audit'];
+// In the bar's order: Overview, Servers, then the groups Moderation, Analytics, Administration.
+const NAV = ['/', '/servers', '/players', '/punishments', '/anticheat', '/chat', '/staff', '/events', '/analytics/trends', '/funnels', '/analytics/retention', '/team', '/alerts', '/settings', '/connect', '/audit'];
 /** Pages only admins and owners may open. */
 const ADMIN_ONLY = ['/team', '/settings', '/connect', '/alerts', '/audit'];
 /** What each page must show of the seeded network: text that only real data puts there. */

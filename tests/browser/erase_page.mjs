@@ -1,4 +1,4 @@
-// Browser test of erasing a player from the dashboard (issue 18): Debian's headless Chromium,
+// Browser test of erasing a player from the dashboard: Debian's headless Chromium,
 // driven by playwright-core, signs in as an owner, opens a player's page, downloads the
 // player's export with the "Export this player's data" link (JSON holding their name and
 // chat), follows "Erase this player's personal data" to the confirm page (axe-core finds

@@ -1,4 +1,4 @@
-// Browser test of the "Data retention" section of /settings (issue 18): Debian's headless
+// Browser test of the "Data retention" section of /settings: Debian's headless
 // Chromium, driven by playwright-core, signs in as an owner, sees every kind kept forever, sets
 // chat to 30 days and keeps the custom-event property `item` in clear, saves, reads what
 // changed, and axe-core finds nothing serious; after a reload the values are still shown. A

@@ -1,4 +1,4 @@
-//! Staff notes end to end (issue 15): a moderator writes a note through the dashboard form
+//! Staff notes end to end: a moderator writes a note through the dashboard form
 //! (signed in, same-origin POST), query-api logs it to JetStream, the projector stores it, and
 //! `GET /api/players/{uuid}/notes` returns it; it survives `projector rebuild`; another
 //! account's key never sees it; a viewer cannot write one; bad input writes nothing; with

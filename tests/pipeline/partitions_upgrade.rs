@@ -1,4 +1,4 @@
-//! A log written before partitions (issue 19): a stream made the old way (one subject,
+//! A log written before partitions: a stream made the old way (one subject,
 //! `<prefix>.ev.>`, no partition count) holding messages, opened by this version. The stream
 //! gains the partitioned subjects and `warden_partitions` (EVENT_PARTITIONS), keeps every
 //! message where it was, new writes go to `<prefix>.part.<k>.<account>...`, and an account's

@@ -1,4 +1,4 @@
-//! The privacy pages in a real browser (issue 18): `tests/browser/erase_page.mjs` erases a
+//! The privacy pages in a real browser: `tests/browser/erase_page.mjs` erases a
 //! player from the dashboard (player page link, confirm page, the checkbox) and exports a
 //! player's data; `tests/browser/privacy_settings.mjs` sets data retention on `/settings`.
 

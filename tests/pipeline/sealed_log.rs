@@ -1,4 +1,4 @@
-//! Issue 18, the writers: every personal field a plugin or the dashboard writes is sealed in
+//! Sealing, the writers: every personal field a plugin or the dashboard writes is sealed in
 //! the event log (its raw bytes hold none of them in clear, identifiers and non-personal
 //! fields stay readable), while the read models, opened by the projector, show them in clear.
 //! With `PRIVACY_ENCRYPTION=off` the log keeps them in clear.

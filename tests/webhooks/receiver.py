@@ -4,7 +4,7 @@
 The signature check is the reference implementation from PyPI (`standardwebhooks` 1.1.0),
 not Warden's own code, so a test passes only if Warden signs the way the Standard Webhooks
 specification says. Every request is recorded (webhook-id, event type, verified or the
-verification error, arrival time, the answer given, the body) and appended to a JSON-lines
+verification error, arrival time, the answer given, the body parsed and as raw bytes) and appended to a JSON-lines
 log file, which a restarted receiver reads back: "down for a while, then back" keeps history.
 
 Control, over HTTP on the same port (the tests' harness: tests/support/src/webhook_receiver.rs):
@@ -19,6 +19,7 @@ Run: receiver.py --port PORT --name NAME --log FILE [--secret S ...] [--mode ok|
 """
 
 import argparse
+import base64
 import json
 import select
 import socket
@@ -177,6 +178,8 @@ class Handler(BaseHTTPRequestHandler):
             "received_at": arrived_at,
             "mode": mode,
             "body": parsed if parsed is not None else text,
+            # The bytes exactly as received, for checks that need them (a signature).
+            "raw_body_b64": base64.b64encode(body).decode("ascii"),
         }
         if mode == "hang":
             entry["status"] = None

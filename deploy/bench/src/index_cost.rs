@@ -6,7 +6,7 @@
 use crate::children::ServiceProcess;
 use crate::data::{CHAT_BATCH, chat_log_message, uuids};
 use crate::projection::{last_sequence, subject_of, wait_projected};
-use crate::raw::{Outgoing, publish_pipelined, raw_stream};
+use crate::raw::{self, Outgoing, raw_stream};
 use crate::run::{Bench, phase};
 use crate::serve::Service;
 use crate::setup::{drop_database, fresh_database};
@@ -134,8 +134,7 @@ async fn publish_backlog(b: &Bench) -> anyhow::Result<(u64, u64)> {
         })
         .collect();
     let published = (messages.len() * CHAT_BATCH) as u64;
-    let (_, _, errors) = publish_pipelined(&b.js, STREAM, messages).await?;
-    anyhow::ensure!(errors == 0, "{errors} index-cost backlog publishes failed");
+    raw::publish_backlog(&b.js, STREAM, messages, "index-cost backlog").await?;
     Ok((published, last_sequence(&b.js, STREAM).await?))
 }
 

@@ -41,7 +41,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 /// mimalloc instead of glibc's malloc: the services allocate per record (every chat line's
-/// strings), and malloc/free took about 17% of ingest's CPU under load (README, Benchmarks).
+/// strings), and malloc/free took about 17% of ingest's CPU under the benchmark's load.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -85,7 +85,7 @@ pub(crate) struct Plan {
     pub(crate) partition_accounts: usize,
     /// Catch-ups per side (one projector process, two), alternated; the best of each counts.
     pub(crate) partition_rounds: usize,
-    /// Records of the busy account's backlog in the mixed-tenant measurement (issue 19's
+    /// Records of the busy account's backlog in the mixed-tenant measurement (the
     /// target is stated at 1M).
     pub(crate) mixed_backlog_records: usize,
 }
@@ -162,7 +162,7 @@ impl Plan {
                 index_cost_rounds: 2,
                 reads_per_query: 500,
                 funnel_runs: 10,
-                // About 8 minutes of loading on the 2-core box (45 s a million, then the rollups).
+                // About 8 minutes of loading on 2 cores (45 s a million, then the rollups).
                 trend_events: 10_000_000,
                 open_streams: 1_000,
                 history_servers: 100,

@@ -2,7 +2,7 @@
 //! (the raw-insert baselines over the very same log messages are in `raw_insert`).
 
 use crate::data::mixed_log_message;
-use crate::raw::{Outgoing, publish_pipelined};
+use crate::raw::{Outgoing, publish_backlog};
 use async_nats::jetstream;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -44,8 +44,7 @@ pub(crate) async fn top_up_backlog(
             payload: message.encode(),
         });
     }
-    let (_, _, errors) = publish_pipelined(js, stream, messages).await?;
-    anyhow::ensure!(errors == 0, "{errors} backlog publishes failed");
+    publish_backlog(js, stream, messages, "backlog").await?;
     Ok(total)
 }
 

@@ -88,6 +88,54 @@ pub(crate) async fn publish_pipelined(
     Ok((latencies, started.elapsed(), errors))
 }
 
+/// Rounds of [`publish_backlog`]: a message whose ack did not come is published again.
+const BACKLOG_ROUNDS: usize = 5;
+
+/// Loads a backlog: publishes `messages` pipelined like [`publish_pipelined`], then publishes
+/// again, with the same message id (the stream stores a message id once), every message whose
+/// ack did not come (an ack times out on a loaded machine though the message may be stored),
+/// up to [`BACKLOG_ROUNDS`] rounds; fails naming `what` if some are still unacknowledged.
+/// Returns the elapsed time.
+pub(crate) async fn publish_backlog(
+    js: &jetstream::Context,
+    stream: &str,
+    messages: Vec<Outgoing>,
+    what: &str,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let mut pending = messages;
+    for _ in 0..BACKLOG_ROUNDS {
+        let mut unacknowledged = Vec::new();
+        let mut inflight = FuturesUnordered::new();
+        for message in pending {
+            while inflight.len() >= WINDOW {
+                if let Some(Err(failed)) = inflight.next().await {
+                    unacknowledged.push(failed);
+                }
+            }
+            let publish = PublishMessage::build()
+                .payload(message.payload.clone().into())
+                .expected_stream(stream)
+                .message_id(message.message_id.clone());
+            let ack = js.send_publish(message.subject.clone(), publish).await?;
+            inflight.push(async move { ack.await.map(|_| ()).map_err(|_| message) });
+        }
+        while let Some(result) = inflight.next().await {
+            if let Err(failed) = result {
+                unacknowledged.push(failed);
+            }
+        }
+        if unacknowledged.is_empty() {
+            return Ok(started.elapsed());
+        }
+        pending = unacknowledged;
+    }
+    anyhow::bail!(
+        "{} {what} publishes to {stream} were not acknowledged after {BACKLOG_ROUNDS} rounds",
+        pending.len()
+    )
+}
+
 fn record<E>(result: Result<Duration, E>, latencies: &mut Latencies, errors: &mut u64) {
     match result {
         Ok(latency) => latencies.push(latency),

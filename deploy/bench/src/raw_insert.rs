@@ -1,7 +1,7 @@
 //! The raw-insert baselines of the projector's catch-up: the very log messages it projected,
 //! their `chat_messages` and `events` rows inserted with the projector's own statements into a
 //! scratch database, once on one connection and once split in two halves on two connections
-//! at once (issue 19: how much PostgreSQL does with the machine's second core).
+//! at once (how much PostgreSQL does with the machine's second core).
 
 use crate::raw::insert_rows;
 use crate::run::{Bench, phase};

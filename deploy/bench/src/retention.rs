@@ -1,4 +1,4 @@
-//! Retention (issue 16): `POST /api/v1/retention` over an account of 1M players and 10M
+//! Retention: `POST /api/v1/retention` over an account of 1M players and 10M
 //! active days (full plan), p99 <= 500 ms. The days and the per-cohort counts are loaded
 //! straight into the active_days model's tables with SQL (the read measures the query, not the
 //! load; the counts are what the projector's fold keeps from the same days), then the

@@ -121,18 +121,18 @@ pub(crate) enum Phases {
     Writes,
     /// POST -> live stream, open streams, reads on the large dataset, the dashboard, sign-in.
     Reads,
-    /// Issue 15's search targets alone: the chat trigram index's cost to the projector (on a
+    /// The search targets alone: the chat trigram index's cost to the projector (on a
     /// backlog of its own), chat keyword search and player search.
     Search,
-    /// Issue 17's target alone: plugin write -> signed webhook at a local receiver.
+    /// The alerts target alone: plugin write -> signed webhook at a local receiver.
     Alerts,
-    /// Issue 18's target alone: durable ingest (and the projector's catch-up) with personal
+    /// The privacy target alone: durable ingest (and the projector's catch-up) with personal
     /// fields sealed, against the same in clear.
     Privacy,
-    /// Issue 19's partition targets alone: two projector processes against one on the
+    /// The partition targets alone: two projector processes against one on the
     /// partitioned log, and the mixed tenant (one account's backlog, another's writes).
     Partitions,
-    /// Issue 20's rebuild targets alone: the mixed backlog rebuilt beside the live projector
+    /// The rebuild targets alone: the mixed backlog rebuilt beside the live projector
     /// and readers, against raw binary `COPY` of the same rows.
     Rebuild,
 }

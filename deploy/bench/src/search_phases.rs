@@ -1,4 +1,4 @@
-//! The search targets of issue 15: player search over a large account, chat keyword search
+//! The search targets: player search over a large account, chat keyword search
 //! over the read dataset (last 7 days and all time), and, with `--only search`, the chat
 //! trigram index's cost to the projector on a backlog of its own.
 

@@ -1,4 +1,4 @@
-//! The trends target of issue 16: `POST /api/v1/trends`, a 30-day daily chart (with the
+//! The trends target: `POST /api/v1/trends`, a 30-day daily chart (with the
 //! previous period) of the busiest event of an account holding `trend_events` events (10M in
 //! the full run), every event and unique players.
 //!

@@ -1,5 +1,5 @@
-//! The targets of issues 7, 14, 15, 16, 17, 18, 19 and 20 and the machine description, for the
-//! report.
+//! Every target (speed, latency, memory) with its verdict, and the machine description, for
+//! the report.
 
 use crate::plan::Plan;
 use crate::report::Report;
@@ -22,9 +22,9 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         "raw_publish",
         0.6,
     );
-    // Issue 19: durable ingest uses the machine (coalesced fsyncs); the older 0.6 x stays.
+    // Durable ingest uses the machine (coalesced fsyncs): 0.8 x; the older 0.6 x target stays.
     report.ratio_target(
-        "durable ingest >= 0.8 x raw publish (issue 19)",
+        "durable ingest >= 0.8 x raw publish",
         "ingest_chat",
         "raw_publish",
         0.8,
@@ -35,11 +35,11 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         crate::raw_insert::ONE,
         0.5,
     );
-    // Issue 19: the projector applies the read models in parallel, so it must beat one
+    // The projector applies the read models in parallel, so it must beat one
     // connection's raw insert by far; the two-connection insert (what PostgreSQL does with a
     // second core) is printed beside it.
     report.ratio_target(
-        "projector catch-up >= 1.6 x 1-connection raw insert (issue 19)",
+        "projector catch-up >= 1.6 x 1-connection raw insert",
         "projector_catch_up",
         crate::raw_insert::ONE,
         1.6,
@@ -72,14 +72,13 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         0.85,
     );
     report.beside_last(crate::privacy_cost::EVENTS_LISTED);
-    // Issue 19: partitions by account. Two processes share the partitions; one account's
+    // Partitions by account. Two processes share the partitions; one account's
     // backlog does not hold up another partition's reads.
     // Each process applies one read model at a time, so the first leaves room for the second
     // (as one on another machine would); with the default four, one process already keeps
-    // this machine busy: that ratio is in the note of `projector_catch_up_2_processes_default`.
+    // a 2-core machine busy: that ratio is in the note of `projector_catch_up_2_processes_default`.
     report.ratio_target(
-        "two projector processes >= 1.6 x one on the partitioned log, one apply slot each \
-         (issue 19)",
+        "two projector processes >= 1.6 x one on the partitioned log, one apply slot each",
         crate::partitions::TWO,
         crate::partitions::ONE,
         1.6,
@@ -126,7 +125,7 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
             250.0,
         ),
         (
-            "mixed tenant: a write readable <= 1 s p99 beside a 1M-record backlog (issue 19)",
+            "mixed tenant: a write readable <= 1 s p99 beside a 1M-record backlog",
             crate::partitions::MIXED_TENANT,
             1000.0,
         ),
@@ -161,21 +160,16 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
     );
 }
 
-/// Issue 20: a rebuild at bulk-load speed, with a swap readers do not notice and an ETA one
-/// can plan with.
+/// The rebuild targets: bulk-load speed, a swap readers do not notice and an ETA one can plan
+/// with.
 fn rebuild_targets(report: &mut Report) {
     use crate::rebuild::{ETA_ERROR, NAME, RAW_COPY_LOAD, RAW_COPY_READY, READS, SWAP};
     let rate = report.get(NAME).map(|m| m.rate_per_s);
-    report.bound_target(
-        "rebuild >= 100k records/s (issue 20)",
-        rate,
-        100_000.0,
-        true,
-    );
+    report.bound_target("rebuild >= 100k records/s", rate, 100_000.0, true);
     // The same end state: tables loaded, indexed and logged, ready to serve; the load alone
     // (no indexes, unlogged) is printed beside it.
     report.ratio_target(
-        "rebuild >= 0.5 x raw COPY + indexes of the same rows (issue 20)",
+        "rebuild >= 0.5 x raw COPY + indexes of the same rows",
         NAME,
         RAW_COPY_READY,
         0.5,
@@ -184,7 +178,7 @@ fn rebuild_targets(report: &mut Report) {
     let swap_ms = report.get(SWAP).and_then(|m| m.p99_ms);
     let bad_reads = report.get(READS).map(|m| m.errors);
     report.bound_target(
-        "rebuild swap < 1000 ms with no failed or empty read (issue 20)",
+        "rebuild swap < 1000 ms with no failed or empty read",
         swap_ms,
         1000.0,
         false,
@@ -194,7 +188,7 @@ fn rebuild_targets(report: &mut Report) {
     }
     let eta_error = report.figures.get(ETA_ERROR).copied();
     report.bound_target(
-        "rebuild load ETA within 20% (worst, 10-90% of the load) (issue 20)",
+        "rebuild load ETA within 20% (worst, 10-90% of the load)",
         eta_error,
         20.0,
         false,

@@ -6,7 +6,7 @@ use stack::{Stack, StackConfig};
 use tokio_util::sync::CancellationToken;
 
 /// mimalloc instead of glibc's malloc: the services allocate per record (every chat line's
-/// strings), and malloc/free took about 17% of ingest's CPU under load (README, Benchmarks).
+/// strings), and malloc/free took about 17% of ingest's CPU under the benchmark's load.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,4 +1,4 @@
-//! The partition count of the event log belongs to the stream (issue 19): `EVENT_PARTITIONS`
+//! The partition count of the event log belongs to the stream: `EVENT_PARTITIONS`
 //! shapes only a stream ingest creates; a stream made with another count keeps it, and every
 //! write follows the stream's count, whatever the process was configured with.
 

@@ -1,4 +1,4 @@
-//! Issue 18: ingest seals every personal field before the append. The log's bytes hold none
+//! Ingest seals every personal field before the append. The log's bytes hold none
 //! of them in clear (identifiers and non-personal fields stay readable), the keys open them
 //! again, `PRIVACY_ENCRYPTION=off` leaves them clear, and a key bucket ingest cannot reach
 //! refuses the write with nothing appended.
@@ -296,7 +296,7 @@ async fn a_burst_of_more_new_players_than_key_fetch_slots_is_sealed_and_opens() 
     }
 }
 
-/// Issue 34: with no policy at all, every property value of a custom event is sealed (not only
+/// With no policy at all, every property value of a custom event is sealed (not only
 /// listed ones), whatever its type; the names stay readable and the keys open the values to
 /// exactly what was sent.
 #[tokio::test]

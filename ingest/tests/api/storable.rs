@@ -1,4 +1,4 @@
-//! Issue 12: ingest refuses, per record, what PostgreSQL could not store (a NUL in text or in
+//! Ingest refuses, per record, what PostgreSQL could not store (a NUL in text or in
 //! `properties`, integers past their column, times outside the stored window), so nothing it
 //! accepts can stop the projector.
 

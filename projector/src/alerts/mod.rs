@@ -1,4 +1,4 @@
-//! The notifier (`projector notify`, issue 17): alert rules evaluated against the event log,
+//! The notifier (`projector notify`): alert rules evaluated against the event log,
 //! and the notifications they make delivered to webhooks and Discord.
 //!
 //! The evaluator is a consumer of the log with its own checkpoint (`notifier_checkpoints`) and

@@ -1,4 +1,4 @@
-//! Active days (issue 16, retention): the UTC days each player was active
+//! Active days (for retention): the UTC days each player was active
 //! (`player_active_days`), each player's first and last active day (`player_activity`), and
 //! per-cohort counts kept in step with them (`cohort_returns`, `cohort_spans`), which the
 //! retention query reads instead of millions of days (migration 0017 says what counts as

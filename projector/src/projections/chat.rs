@@ -7,7 +7,7 @@
 //! id the account already has is kept as first stored, so a late retry or a replay changes
 //! nothing.
 //!
-//! An entry whose text is erased (issue 18: its player's key or its day's chat key destroyed,
+//! An entry whose text is erased (its player's key or its day's chat key destroyed,
 //! so it reads as empty) is not stored: a chat line without its text says nothing. It still
 //! counts where chat is counted (the timeline's internal events and their trends, active
 //! days), which read the record, not this table.

@@ -1,8 +1,8 @@
-//! What erased values (issue 18) do to each read model. After `Keyring::open`, a field whose key
-//! was destroyed reads as erased: a required text as "", an optional one as `None`, a list as
-//! empty. The rules (/README "Privacy"): an erased name never overwrites a stored one; chat
-//! lines, account links and notes whose text is erased are not stored; everything else stores
-//! what the record holds, and aggregates still count the record.
+//! What erased values do to each read model. After `Keyring::open`, a field whose key was
+//! destroyed reads as erased: a required text as "", an optional one as `None`, a list as
+//! empty. The rules (`docs/privacy.md`, "Erase a player"): an erased name never overwrites a
+//! stored one; chat lines, account links and notes whose text is erased are not stored;
+//! everything else stores what the record holds, and aggregates still count the record.
 
 use super::chat::ChatColumns;
 use super::notes::NoteColumns;

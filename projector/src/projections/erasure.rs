@@ -1,4 +1,4 @@
-//! Player erasures (issue 18): for each `erasure` record, every read model drops or blanks the
+//! Player erasures: for each `erasure` record, every read model drops or blanks the
 //! player's personal fields, in this model's transaction, and `erased_players` records it.
 //!
 //! query-api destroyed the player's key before it logged the erasure, so from then on the log

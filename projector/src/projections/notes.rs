@@ -1,10 +1,10 @@
-//! Staff notes (issue 15): one row of `notes` per `note` record.
+//! Staff notes: one row of `notes` per `note` record.
 //!
 //! Only query-api writes notes to the log, after validating them; the fold checks each again
 //! with the same [`Note::validate`](shared::records::Note::validate), against the message's
 //! time of receipt (so a replay judges it exactly as the first pass did), and skips one that
 //! breaks a rule instead of stopping on a row PostgreSQL would refuse: a hostile note can never
-//! stall the projector. A note whose text is erased (issue 18: it reads as empty once its
+//! stall the projector. A note whose text is erased (it reads as empty once its
 //! player's key is destroyed) is not stored, and not counted as skipped either.
 
 use super::Positioned;

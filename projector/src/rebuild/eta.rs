@@ -1,7 +1,7 @@
 //! The time left in a phase: the load's and the catch-up's from the log's bytes applied
 //! ([`ByteRate`]), the index build's from its fraction done ([`fraction_eta`]).
 //!
-//! Issue 20 wants the load's ETA within 20% on the benchmark, where one busy partition does
+//! The target: the load's ETA within 20% on the benchmark, where one busy partition does
 //! all the work. What the load's bytes look like, and why the rate is measured as it is:
 //!
 //! - **Bytes land in steps.** A partition's chunk is counted once every model has committed

@@ -156,7 +156,8 @@ async fn run(
         .copied()
         .filter(|m| options.models.is_empty() || options.models.contains(m))
         .collect();
-    // Held for the whole rebuild; the lock ends with this session, even on a crash.
+    // Held for the whole rebuild; the lock ends with this connection's session, even on a
+    // crash.
     let mut guard = PgConnection::connect(&config.database_url)
         .await
         .context("connecting to PostgreSQL (DATABASE_URL)")?;

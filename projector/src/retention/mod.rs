@@ -1,4 +1,4 @@
-//! Retention per kind (issue 18): each account's privacy policy says how many days chat, IP
+//! Retention per kind: each account's privacy policy says how many days chat, IP
 //! hashes, sessions, custom events and anti-cheat flags are kept. The sweeper removes the rows
 //! past each cutoff from the read models, by each row's own time (sent_at, joined_at,
 //! occurred_at, flagged_at), and then destroys the account's period keys of the days wholly

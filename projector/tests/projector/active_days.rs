@@ -1,4 +1,4 @@
-//! The active_days model (issue 16, retention): UTC days, per-cohort counts, a late earlier
+//! The active_days model (for retention): UTC days, per-cohort counts, a late earlier
 //! record moving a player's days to an earlier cohort, a record logged twice rewriting nothing,
 //! and `rebuild --model active_days` restoring all four tables row for row.
 

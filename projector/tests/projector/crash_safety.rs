@@ -1,4 +1,4 @@
-//! Crash safety (issue 6): a projector process SIGKILLed at random moments of a catch-up, and
+//! Crash safety: a projector process SIGKILLed at random moments of a catch-up, and
 //! a storm of consumer restarts over slow commits, both end with read models equal to one
 //! clean fold of the stream and every checkpoint at the stream's end.
 

@@ -1,4 +1,4 @@
-//! The erasure projection (issue 18) over records logged in clear (as before sealing existed,
+//! The erasure projection over records logged in clear (as before sealing existed,
 //! or with `PRIVACY_ENCRYPTION=off`): the crypto-shredding cannot reach those, so the
 //! `erasure` record's scrub is all that removes them, live and again in a rebuild. Also what
 //! only the scrub reaches: the notifier's outbox payloads.

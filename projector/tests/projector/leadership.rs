@@ -1,4 +1,4 @@
-//! Leases on partitions (issue 19): projector processes share the log's partitions; when one is
+//! Leases on partitions: projector processes share the log's partitions; when one is
 //! killed mid-chunk the others take its partitions over, and the read models still equal one
 //! clean fold (nothing lost, nothing doubled).
 

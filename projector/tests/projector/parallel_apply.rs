@@ -1,4 +1,4 @@
-//! Parallel apply (issue 19): every read model applies a chunk in its own transaction with its
+//! Parallel apply: every read model applies a chunk in its own transaction with its
 //! own checkpoint. An outage in one model's transaction leaves the others ahead, and the next
 //! pass brings it up without doubling anything; the erasure scrub waits for the models it
 //! scrubs to commit the same chunk.

@@ -101,7 +101,7 @@ pub(crate) fn chat(server: Uuid, player: Uuid, message: &str) -> Logged<ChatEntr
         r#"{{"server_id":"{server}","player_uuid":"{player}","entry_type":"chat",
             "message":"placeholder","sent_at":"2025-03-01T11:00:00Z"}}"#
     ));
-    // Set after parsing: ingest's validation (issue 12) is bypassed, as for a message logged
+    // Set after parsing: ingest's validation is bypassed, as for a message logged
     // before it existed.
     entry.record.message = message.to_owned();
     entry

@@ -1,4 +1,4 @@
-//! Partitions by account (issue 19): projector processes rebalance the partitions under load,
+//! Partitions by account: projector processes rebalance the partitions under load,
 //! a database of the pre-partition version resumes where it stood, legacy-subject messages are
 //! applied by their account's partition only, and a pre-partition projector still holding the
 //! stream keeps this version from consuming.

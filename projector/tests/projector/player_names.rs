@@ -1,4 +1,4 @@
-//! `player_names` (issue 15): every name a player was seen with survives a rename, a record
+//! `player_names`: every name a player was seen with survives a rename, a record
 //! logged twice rewrites nothing, and `rebuild --model players` restores the table.
 
 use crate::harness::{Harness, logged, table_checksum};

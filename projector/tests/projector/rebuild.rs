@@ -1,4 +1,4 @@
-//! `projector rebuild` (issue 6): replays the log into fresh tables while the live projector
+//! `projector rebuild`: replays the log into fresh tables while the live projector
 //! and readers carry on, swaps them in, and refuses a second rebuild meanwhile.
 
 mod behind;
@@ -55,7 +55,7 @@ async fn fold_again(h: &Harness) -> anyhow::Result<TestDb> {
     Ok(db)
 }
 
-/// Records in the stream under rebuild; `WARDEN_REBUILD_TEST_RECORDS` raises it (README).
+/// Records in the stream under rebuild; `WARDEN_REBUILD_TEST_RECORDS` raises it.
 /// Schemas a rebuild made and did not drop (`rebuild_<time>`, `retired_<time>`).
 async fn leftover_schemas(pool: &PgPool) -> anyhow::Result<i64> {
     Ok(sqlx::query_scalar(
@@ -157,7 +157,8 @@ async fn a_rebuild_under_reads_and_writes_swaps_in_a_fresh_fold_with_no_failed_r
             .state
             .clone();
     let stream_last = state.last_sequence;
-    // For the README's disk estimate: what a record costs in the stream, all kinds mixed.
+    // For the disk estimate of `docs/operations.md` ("Retention and disk"): what a record
+    // costs in the stream, all kinds mixed.
     eprintln!(
         "stream: {} bytes for {} records, {} bytes a record",
         state.bytes,

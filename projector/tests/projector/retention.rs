@@ -1,4 +1,4 @@
-//! Retention per kind (issue 18): the sweep removes each account's rows past its policy's
+//! Retention per kind: the sweep removes each account's rows past its policy's
 //! cutoffs from the read models (by each row's own time), destroys the period keys of the days
 //! before them so the log's old personal fields read as erased, leaves other accounts and
 //! newer rows alone, changes nothing when run again, and a rebuild brings nothing back.

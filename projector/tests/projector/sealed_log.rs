@@ -1,4 +1,4 @@
-//! A sealed log (issue 18): the projector opens personal fields before folding them, stores
+//! A sealed log: the projector opens personal fields before folding them, stores
 //! what a destroyed key erased by the read models' rules (never parking it), and waits out a
 //! key bucket it cannot read instead of taking its fields for erased.
 

@@ -4,7 +4,7 @@
 //! COPY whose statement fails before the copy starts leaves PostgreSQL's `ReadyForQuery`
 //! unread, and a COPY abandoned mid-stream (a format error of ours, a cancelled task) leaves
 //! rows unread. Back in the pool, such a connection would answer the next query, of any
-//! account, with the previous one's leftovers (issue 12: other accounts' reads failing or
+//! account, with the previous one's leftovers (other accounts' reads failing or
 //! answering 404, connections left "idle in transaction"). So a COPY connection is closed,
 //! not returned, unless the COPY finished cleanly; the pool opens a fresh one in its place.
 

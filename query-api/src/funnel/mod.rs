@@ -9,8 +9,8 @@
 //! page of the players who dropped off at a step (`drop_off`). The player id space is cut into slices read in parallel on
 //! separate connections (`FUNNEL_PARALLELISM`), so a large funnel uses more than one
 //! PostgreSQL core. Aggregating inside PostgreSQL (`array_agg` per player and a PL/pgSQL walk)
-//! cost 3-4 s over 1M events; this path costs a fraction of that (see the README's
-//! Benchmarks section).
+//! cost 3-4 s over 1M events; this path costs a fraction of that (the target, in
+//! `docs/benchmarks.md`: p99 <= 500 ms over 1M events).
 
 mod breakdown;
 mod copy_connection;

@@ -36,6 +36,12 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../../assets/app.css"),
     },
     Asset {
+        name: "shell.js",
+        vendored: None,
+        content_type: JS,
+        bytes: include_bytes!("../../assets/shell.js"),
+    },
+    Asset {
         name: "activity.js",
         vendored: None,
         content_type: JS,

@@ -2,9 +2,10 @@
 //! enhanced by htmx, behind a team member's session.
 //!
 //! - One module per page (`/team` is `team.rs`, its template `team.html`).
-//! - [`PAGES`] lists the pages of the navigation bar with the [`Area`] each needs; a member sees
-//!   the links their role allows ([`Role::allows`]) and a page they may not open answers 403.
-//!   Adding a page: one line in [`PAGES`], its module, its template, its router in [`router`].
+//! - [`PAGES`] lists the pages of the navigation bar with the [`Area`] each needs and the task
+//!   group it sits in ([`nav`]); a member sees the links their role allows ([`Role::allows`])
+//!   and a page they may not open answers 403. Adding a page: one line in [`PAGES`], its
+//!   module, its template, its router in [`router`].
 //! - Every page answers with the headers of [`page_headers`]: a strict Content-Security-Policy
 //!   (no inline script or style, nothing from another origin), no caching, no framing.
 //! - Forms are plain POSTs answered with a redirect (or the page again, with what went wrong),
@@ -33,6 +34,7 @@ pub mod invite;
 mod live_feed;
 pub mod log_form;
 pub mod login;
+pub mod nav;
 pub mod notes;
 pub mod overview;
 pub mod params;
@@ -59,6 +61,7 @@ use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use error::PageError;
 use gate::{PageRoutes, SignedIn, VisitorRoutes};
+use nav::{NavEntry, NavGroup};
 use shared::gate::mount;
 
 /// One page of the navigation bar.
@@ -70,28 +73,30 @@ pub struct Page {
     pub title: &'static str,
     /// What the member's role must allow.
     pub area: Area,
+    /// The task group of the bar it sits in; None for a link of its own.
+    pub group: Option<NavGroup>,
 }
 
-/// The navigation bar, in order. Pages built later are listed too: the bar is where a member
-/// learns what their role opens.
+/// The navigation bar, in order: a group shows where its first page is. Pages built later are
+/// listed too: the bar is where a member learns what their role opens.
 #[rustfmt::skip]
 pub const PAGES: &[Page] = &[
-    Page { path: "/", title: "Overview", area: Area::Overview },
-    Page { path: "/servers", title: "Servers", area: Area::Servers },
-    Page { path: "/players", title: "Players", area: Area::Players },
-    Page { path: "/punishments", title: "Punishments", area: Area::Punishments },
-    Page { path: "/anticheat", title: "Anti-cheat", area: Area::Flags },
-    Page { path: "/chat", title: "Chat logs", area: Area::ChatLogs },
-    Page { path: "/staff", title: "Staff", area: Area::Staff },
-    Page { path: "/events", title: "Events", area: Area::Events },
-    Page { path: "/funnels", title: "Funnels", area: Area::Funnels },
-    Page { path: "/analytics/retention", title: "Retention", area: Area::Analytics },
-    Page { path: "/analytics/trends", title: "Trends", area: Area::Analytics },
-    Page { path: "/team", title: "Team", area: Area::Members },
-    Page { path: "/settings", title: "Settings", area: Area::Settings },
-    Page { path: "/connect", title: "Connect a server", area: Area::Keys },
-    Page { path: "/alerts", title: "Alerts", area: Area::Alerts },
-    Page { path: "/audit", title: "Audit log", area: Area::Audit },
+    Page { path: "/", title: "Overview", area: Area::Overview, group: None },
+    Page { path: "/servers", title: "Servers", area: Area::Servers, group: None },
+    Page { path: "/players", title: "Players", area: Area::Players, group: Some(NavGroup::Moderation) },
+    Page { path: "/punishments", title: "Punishments", area: Area::Punishments, group: Some(NavGroup::Moderation) },
+    Page { path: "/anticheat", title: "Anti-cheat", area: Area::Flags, group: Some(NavGroup::Moderation) },
+    Page { path: "/chat", title: "Chat logs", area: Area::ChatLogs, group: Some(NavGroup::Moderation) },
+    Page { path: "/staff", title: "Staff", area: Area::Staff, group: Some(NavGroup::Moderation) },
+    Page { path: "/events", title: "Events", area: Area::Events, group: Some(NavGroup::Analytics) },
+    Page { path: "/analytics/trends", title: "Trends", area: Area::Analytics, group: Some(NavGroup::Analytics) },
+    Page { path: "/funnels", title: "Funnels", area: Area::Funnels, group: Some(NavGroup::Analytics) },
+    Page { path: "/analytics/retention", title: "Retention", area: Area::Analytics, group: Some(NavGroup::Analytics) },
+    Page { path: "/team", title: "Team", area: Area::Members, group: Some(NavGroup::Administration) },
+    Page { path: "/alerts", title: "Alerts", area: Area::Alerts, group: Some(NavGroup::Administration) },
+    Page { path: "/settings", title: "Settings", area: Area::Settings, group: Some(NavGroup::Administration) },
+    Page { path: "/connect", title: "Connect a server", area: Area::Keys, group: Some(NavGroup::Administration) },
+    Page { path: "/audit", title: "Audit log", area: Area::Audit, group: Some(NavGroup::Administration) },
 ];
 
 /// The page at `path` in [`PAGES`].
@@ -99,24 +104,15 @@ pub fn page(path: &str) -> Option<&'static Page> {
     PAGES.iter().find(|page| page.path == path)
 }
 
-/// One link of the navigation bar.
-#[derive(Debug, Clone)]
-pub struct NavItem {
-    /// Where it goes.
-    pub path: &'static str,
-    /// What it says.
-    pub title: &'static str,
-    /// Whether it is the page being shown (`aria-current="page"`).
-    pub current: bool,
-}
-
 /// What the layout (`shell.html`) shows around every signed-in page.
 #[derive(Debug, Clone)]
 pub struct Shell {
     /// The page's title.
     pub title: &'static str,
-    /// The links this member's role allows.
-    pub nav: Vec<NavItem>,
+    /// The links and groups this member's role allows.
+    pub nav: Vec<NavEntry>,
+    /// Whether the header's player search is shown (the role may open Players).
+    pub search: bool,
     /// The member's display name.
     pub member_name: String,
     /// Their role.
@@ -139,15 +135,8 @@ impl Shell {
         }
         Ok(Shell {
             title: page.title,
-            nav: PAGES
-                .iter()
-                .filter(|p| member.role.allows(p.area))
-                .map(|p| NavItem {
-                    path: p.path,
-                    title: p.title,
-                    current: p.path == page.path,
-                })
-                .collect(),
+            nav: nav::entries(member.role, page.path),
+            search: member.role.allows(Area::Players),
             member_name: member.display_name.clone(),
             role: member.role,
             account_name: caller.session.account_name.clone(),

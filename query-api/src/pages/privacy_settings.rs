@@ -1,6 +1,6 @@
-//! The "Data retention" section of `/settings` (issue 18): days kept per kind and the
-//! custom-event properties kept in clear in the event log (issue 34), saved through the admin API's [`store_policy`] (same checks, same
-//! audit row). The page answering a save lists what changed.
+//! The "Data retention" section of `/settings`: days kept per kind and the custom-event
+//! properties kept in clear in the event log, saved through the admin API's [`store_policy`]
+//! (same checks, same audit row). The page answering a save lists what changed.
 
 use super::Shell;
 use super::error::PageError;
@@ -83,7 +83,8 @@ impl PrivacySection {
     }
 }
 
-/// What expiry removes, in a few words (the README's "Retention" says it at length).
+/// What expiry removes, in a few words (`docs/privacy.md`, "Retention per kind", says it at
+/// length).
 fn removes(kind: RetentionKind) -> &'static str {
     match kind {
         RetentionKind::Chat => "chat log rows and timeline entries; the text in the event log",

@@ -1,4 +1,4 @@
-//! Player erasures (issue 18): whether and when a player was erased (`erased_players`, written
+//! Player erasures: whether and when a player was erased (`erased_players`, written
 //! by the projector's `erasure` model), for the erase request and the pages.
 
 use chrono::{DateTime, Utc};

@@ -2,8 +2,9 @@
 //! players by a UUID or by part of any name they have or had, newest-seen first, and who is
 //! online now.
 //!
-//! Speed over 1M players (README, "Player search"). Exact newest-first order has two good
-//! plans, and which one is good depends on how common the fragment is:
+//! Speed over 1M players (the target: p99 <= 20 ms, in `docs/benchmarks.md`). Exact
+//! newest-first order has two good plans, and which one is good depends on how common the
+//! fragment is:
 //! - a rare fragment: read its few matches through a name index, then sort them: a prefix
 //!   through `player_names` (btree `text_pattern_ops` over each name), a substring through
 //!   the players' own rows (trigram GIN over all of a player's names, migration 0020, so no

@@ -1,4 +1,4 @@
-//! Retention (issue 16): cohorts of players by their first day, and how many came back on (or
+//! Retention: cohorts of players by their first day, and how many came back on (or
 //! on or after) day N. What `POST /api/v1/retention` answers and `/analytics/retention` shows.
 //!
 //! Two sources:

@@ -1,6 +1,6 @@
 //! `POST /api/admin/accounts/{account_id}/players/{uuid}/erase` (admin key) and, through
 //! [`erase`], the dashboard's erase action on the player page (owners and admins): a player's
-//! erasure (issue 18, deliverable 2).
+//! erasure.
 //!
 //! The order is what makes it hold:
 //! 1. the player's data key is destroyed ([`Keyring::destroy_player`]): from this moment every
@@ -89,7 +89,7 @@ pub fn router() -> AdminRoutes {
 
 /// Erase a player: destroy their data key, log the erasure, and wait (up to 5 s) for the read
 /// models to drop or blank their personal fields. What remains (UUIDs, times, counts,
-/// playtime, punishment history without text) is listed in the README, "Privacy".
+/// playtime, punishment history without text) is listed in `docs/privacy.md`, "Erase a player".
 #[utoipa::path(post, path = "/api/admin/accounts/{account_id}/players/{uuid}/erase",
     tag = "admin",
     security(("admin_key" = [])),

@@ -50,7 +50,7 @@ pub struct PlayerProfile {
     pub total_playtime: i64,
     /// The linked chat-platform account; null when none.
     pub linked_account: Option<LinkedAccount>,
-    /// When the player was erased (issue 18): their names, chat, IP hashes, linked account,
+    /// When the player was erased: their names, chat, IP hashes, linked account,
     /// notes and punishment reasons are gone. Null for a player never erased.
     pub erased_at: Option<DateTime<Utc>>,
     /// Sessions, newest first, at most 100.

@@ -1,6 +1,6 @@
-//! `/api/admin/accounts/{id}/privacy`: an account's privacy policy (issue 18): how many days
+//! `/api/admin/accounts/{id}/privacy`: an account's privacy policy: how many days
 //! each kind of data is kept, and which custom-event properties stay in clear in the event log
-//! (every other one is sealed with the player's key, issue 34).
+//! (every other one is sealed with the player's key).
 //!
 //! The policy lives in the privacy accounts bucket ([`Keyring::set_policy`]), where ingest
 //! (which seals the properties) and the projector (whose sweeper applies retention)
@@ -95,7 +95,7 @@ pub async fn load_policy(state: &AppState, account_id: Uuid) -> Result<PrivacyPo
         .policy(account_id)
         .await
         .map_err(keyring_error)?;
-    // A policy stored before issue 34 may still hold the old personal list.
+    // A policy stored in the old shape may still hold its personal list.
     Ok((*policy).clone().normalized())
 }
 

@@ -1,4 +1,4 @@
-//! `POST /api/v1/retention` (issue 16): cohorts of players by first day (or by a start event)
+//! `POST /api/v1/retention`: cohorts of players by first day (or by a start event)
 //! and how many came back on day N, or on or after it.
 //!
 //! This file checks the request and shapes the response; [`crate::queries::retention`]

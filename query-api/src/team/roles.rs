@@ -1,4 +1,4 @@
-//! Roles and what each may do: the one place that decides (README, "Staff dashboard").
+//! Roles and what each may do: the one place that decides (`docs/dashboard.md`, "Roles").
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

@@ -1,5 +1,5 @@
 //! What a reader may see of the records themselves, whatever page, partial, stream or analysis
-//! shows them: the one rule behind every view that shows records (README, "Roles").
+//! shows them: the one rule behind every view that shows records (`docs/dashboard.md`, "Roles").
 //!
 //! [`Role::allows`] decides which pages a member may open. Some records are shown on pages
 //! of several areas: a chat line is an event on the Events page and a line of the chat logs;

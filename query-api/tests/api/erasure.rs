@@ -1,4 +1,4 @@
-//! Erasing a player (issue 18) through the admin API and the dashboard: who may, what the
+//! Erasing a player through the admin API and the dashboard: who may, what the
 //! request does before it answers (the key destroyed, the erasure logged, the audit row), and
 //! its answer while the projector is behind (no projector runs here: the tests write the
 //! `erased_players` row the projector would). The whole pipeline (scrubbed read models, pages,

@@ -1,4 +1,4 @@
-//! A player export (issue 18): every section holds the player's rows, as the read models store
+//! A player export: every section holds the player's rows, as the read models store
 //! them, and nothing of another player or of the same player in another account. The access
 //! rules, the page and the streaming of a large export are in `export_access`.
 

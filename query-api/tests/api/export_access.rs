@@ -1,5 +1,5 @@
 //! Who may export a player's data, the audit trail it leaves, and the streaming of a large
-//! export (issue 18).
+//! export.
 
 use crate::dashboard_pages::member;
 use crate::export::{column, export};

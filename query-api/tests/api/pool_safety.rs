@@ -1,4 +1,4 @@
-//! A failed query never hands a broken connection to the next request (issue 12): funnels
+//! A failed query never hands a broken connection to the next request: funnels
 //! read by binary COPY, which sqlx does not track like other queries.
 
 use crate::helpers::{TestApp, error_fields, problem, text};
@@ -61,7 +61,8 @@ async fn a_funnel_ending_past_year_9999_is_a_422_not_a_500() -> anyhow::Result<(
             .json(&body)
             .send()
     };
-    // The issue's request, exactly.
+    // `to` at the very end of the representable range, with the default window: a 422 naming
+    // `to`, not a 500.
     let response = post(json!({"steps": ["a", "b"], "to": "9999-12-31T23:59:59Z"})).await?;
     let body = problem(
         response,

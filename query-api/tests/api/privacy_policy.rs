@@ -1,4 +1,4 @@
-//! An account's privacy policy (issue 18): `GET/PUT /api/admin/accounts/{id}/privacy` and the
+//! An account's privacy policy: `GET/PUT /api/admin/accounts/{id}/privacy` and the
 //! settings page's "Data retention" section, both stored in the privacy accounts bucket and
 //! audited.
 
@@ -85,8 +85,9 @@ async fn privacy_policy_is_read_set_and_kept_per_account() -> anyhow::Result<()>
     Ok(())
 }
 
-/// Clients written before issue 34 send `personal_properties`: still accepted (every property
-/// not kept in clear is sealed, so the names need no listing), never stored nor returned.
+/// Clients written for the old policy shape send `personal_properties`: still accepted (every
+/// property not kept in clear is sealed, so the names need no listing), never stored nor
+/// returned.
 #[tokio::test]
 async fn the_old_personal_properties_field_is_accepted_and_dropped() -> anyhow::Result<()> {
     let app = TestApp::spawn().await?;

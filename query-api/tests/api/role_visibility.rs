@@ -1,7 +1,7 @@
-//! One rule for what each role sees of the records, on every view (README, "Roles"): chat
-//! lines and commands only for admins and owners, punishment reasons, anti-cheat flags' details
-//! and notes only for moderators and up, whatever page, partial, live stream, trend, funnel or
-//! export shows them.
+//! One rule for what each role sees of the records, on every view (`docs/dashboard.md`,
+//! "Roles"): chat lines and commands only for admins and owners, punishment reasons, anti-cheat
+//! flags' details and notes only for moderators and up, whatever page, partial, live stream,
+//! trend, funnel or export shows them.
 //!
 //! The test seeds records whose texts are unique markers (stored rows, and records written to
 //! the event log while streams are open), then walks every GET route of the dashboard's pages
@@ -258,6 +258,12 @@ fn walks(world: &World) -> Vec<(&'static str, String, Vec<Secret>)> {
         ("/servers/{id}", format!("/servers/{lobby}"), vec![]),
         ("/staff", "/staff".into(), vec![]),
         ("/players", "/players?q=Griefer".into(), vec![]),
+        ("/players/find", "/players/find?q=Griefer".into(), vec![]),
+        (
+            "/players/suggestions",
+            "/players/suggestions?q=Griefer".into(),
+            vec![],
+        ),
         (
             "/players/{uuid}",
             format!("/players/{griefer}"),

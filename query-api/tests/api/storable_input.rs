@@ -1,4 +1,4 @@
-//! Issue 12: admin bodies and query parameters that PostgreSQL could not hold (a NUL in text,
+//! Admin bodies and query parameters that PostgreSQL could not hold (a NUL in text,
 //! times at the edge of the representable range) are 422 problems, never 500.
 
 use crate::helpers::{TestApp, problem, text};

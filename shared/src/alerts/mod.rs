@@ -1,4 +1,4 @@
-//! Alerts and signed webhooks (issue 17): what the admin API accepts, what the notifier
+//! Alerts and signed webhooks: what the admin API accepts, what the notifier
 //! (`projector notify`) evaluates and sends, written once for both.
 //!
 //! - [`rules`]: the kinds of rule and their parameters ([`RuleSpec`]), parsed and validated;

@@ -1,4 +1,4 @@
-//! Personal data in an append-only log: crypto-shredding (issue 18).
+//! Personal data in an append-only log: crypto-shredding.
 //!
 //! The event log denies delete and purge (a replay rebuilds every view), so personal fields
 //! cannot be deleted from it. Instead ingest seals them ([`Keyring::seal`]) before the append,

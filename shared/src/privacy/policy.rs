@@ -4,7 +4,7 @@
 //! the properties) and the projector (which applies retention) both read it; the settings page
 //! and `PUT /api/admin/accounts/{id}/privacy` write it.
 //!
-//! Before issue 34 a policy named the *personal* properties (`personal_properties`) and left
+//! A policy of the old shape named the *personal* properties (`personal_properties`) and left
 //! the rest in clear, so an erasure depended on what an operator had thought of listing. Now
 //! every property is personal unless listed in `clear_properties`. A stored policy of the old
 //! shape still reads (its retention is kept); its personal list means nothing more than the

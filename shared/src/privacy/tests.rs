@@ -183,7 +183,7 @@ fn every_property_is_personal_but_those_kept_in_clear() {
 
 #[test]
 fn a_stored_policy_of_the_old_shape_reads_and_drops_its_personal_list() {
-    // Written before issue 34: retention and the properties then sealed.
+    // The old shape: retention and the personal properties, the only ones then sealed.
     let old = r#"{"retention":{"chat":90},"personal_properties":["email"]}"#;
     let policy: PrivacyPolicy = serde_json::from_str(old).unwrap();
     assert_eq!(policy.retention.chat, Some(90));

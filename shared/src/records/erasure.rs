@@ -1,4 +1,4 @@
-//! A player's erasure (issue 18): written by query-api after it destroyed the player's data
+//! A player's erasure: written by query-api after it destroyed the player's data
 //! key, never by a plugin (ingest has no route for it). Logged like every other record, so the
 //! projector scrubs the read models in the same transaction as its checkpoint, and a rebuild
 //! replays the erasure at its place in the log.

@@ -7,8 +7,8 @@
 //!
 //! # Accepted means storable
 //!
-//! A record that ingest accepts must be applied by the projector, or the read side stops
-//! (issue 12). So `validate` refuses what the columns it lands in cannot hold, with the shared
+//! A record that ingest accepts must be applied by the projector, or the read side stops.
+//! So `validate` refuses what the columns it lands in cannot hold, with the shared
 //! rules of [`crate::validation`]; `projector/tests/projector/storable_property/` checks the
 //! whole mapping on a real PostgreSQL. Field -> column (projector/migrations), and the rule:
 //!

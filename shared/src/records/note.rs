@@ -1,4 +1,4 @@
-//! A staff note on a player, or on one of their punishments (issue 15): written by a team
+//! A staff note on a player, or on one of their punishments: written by a team
 //! member through the dashboard, never by a plugin (ingest has no route for it). Logged like
 //! every other record, under its own subject, so a rebuild replays notes with everything else.
 

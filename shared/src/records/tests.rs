@@ -1,6 +1,6 @@
-//! Every record kind refuses what PostgreSQL cannot store (README, "What ingest accepts"): a
-//! NUL in any text field, integers past their column, times outside the stored window, and
-//! (custom events) `\u0000` or unpaired surrogates anywhere inside `properties`.
+//! Every record kind refuses what PostgreSQL cannot store (`docs/rate-limits.md`, "What ingest
+//! accepts"): a NUL in any text field, integers past their column, times outside the stored
+//! window, and (custom events) `\u0000` or unpaired surrogates anywhere inside `properties`.
 
 use super::*;
 use crate::validation::FieldError;

@@ -1,9 +1,11 @@
-//! Alerts and signed webhooks (issue 17), through the real API like an operator: the admin API
+//! Alerts and signed webhooks, through the real API like an operator: the admin API
 //! adds a destination and a rule, a plugin writes a punishment through ingest, and the
 //! notifier running in the stack delivers it to `tests/webhooks/receiver.py`, which checks
 //! every signature with the `standardwebhooks` package from PyPI (not with our code).
 
 mod delivery;
+mod docs_examples;
+mod documented;
 mod faults;
 mod page_rules;
 mod ssrf;

@@ -1,4 +1,4 @@
-//! Fault tests (issue 6): kill -9 the broker during a steady ingest, and kill -9 PostgreSQL
+//! Fault tests: kill -9 the broker during a steady ingest, and kill -9 PostgreSQL
 //! during a catch-up; a ledger of every 2xx is compared with the read models afterwards.
 
 mod rig;

@@ -1,6 +1,6 @@
-//! Hostile records through every plugin endpoint (issue 12): each one is refused with a 422 that
-//! names the field, or stored and read back as documented (README, "What ingest accepts"); and
-//! none of them keeps another account's writes from being readable within seconds.
+//! Hostile records through every plugin endpoint: each one is refused with a 422 that names the
+//! field, or stored and read back as documented (`docs/rate-limits.md`, "What ingest accepts");
+//! and none of them keeps another account's writes from being readable within seconds.
 //!
 //! Refused: NUL in any text field or in a custom event's property key or value, integers past
 //! their column (`player_count` 2^40), numbers past their range (1e308, -1e308), record times

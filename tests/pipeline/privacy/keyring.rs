@@ -1,4 +1,4 @@
-//! The keyring (issue 18) against a real nats-server: what ingest seals, every reader opens;
+//! The keyring against a real nats-server: what ingest seals, every reader opens;
 //! a destroyed key erases exactly what it sealed, in this process and in every other one.
 
 use chrono::{DateTime, Duration as Days, Utc};

@@ -1,4 +1,4 @@
-//! query-api's live stream reads the log itself (issue 18): it opens the sealed fields of what
+//! query-api's live stream reads the log itself: it opens the sealed fields of what
 //! it sends live and in a `Last-Event-ID` backfill, and once a player's key is destroyed its
 //! backfill sends that player's fields erased, while other players' stay.
 

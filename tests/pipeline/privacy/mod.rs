@@ -1,4 +1,4 @@
-//! Privacy (issue 18): sealed personal fields, erasure, retention and export.
+//! Privacy: sealed personal fields, erasure, retention and export.
 
 mod erasure;
 mod keyring;

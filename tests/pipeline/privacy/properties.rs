@@ -1,4 +1,4 @@
-//! Issue 34: erasure covers every property of a player's custom events, not only those an
+//! Erasure covers every property of a player's custom events, not only those an
 //! operator thought of listing. With no list at all, ingest seals every property value with
 //! the player's key; the account keeps only the properties it names in clear
 //! (`clear_properties`). Trends break down by sealed and clear properties alike (the projector

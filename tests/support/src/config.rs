@@ -30,7 +30,7 @@ pub fn test_vars(nats_url: &str) -> Vars {
             Uuid::new_v4().simple().to_string() + &Uuid::new_v4().simple().to_string(),
         )
         .set("WEBHOOK_ALLOW_NETWORKS", "loopback")
-        // Personal fields are sealed under a fresh master key per test (issue 18).
+        // Personal fields are sealed under a fresh master key per test.
         .set(
             "PRIVACY_MASTER_KEY",
             Uuid::new_v4().simple().to_string() + &Uuid::new_v4().simple().to_string(),

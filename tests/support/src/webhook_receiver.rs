@@ -71,6 +71,8 @@ pub struct Received {
     pub status: Option<u16>,
     /// The body (JSON, or the raw text if it was not JSON).
     pub body: Value,
+    /// The body's bytes exactly as received, base64-encoded.
+    pub raw_body_b64: Option<String>,
 }
 
 impl Received {
@@ -92,6 +94,7 @@ impl Received {
                 .as_u64()
                 .and_then(|status| u16::try_from(status).ok()),
             body: value["body"].clone(),
+            raw_body_b64: text("raw_body_b64"),
         }
     }
 

@@ -6,7 +6,7 @@
 //! Measured twice: with one read-model transaction at a time per process
 //! (`PROJECTOR_APPLY_CONCURRENCY=1`, the target: what a second process adds when the first
 //! leaves room, as a process on another machine would find), and with the default four, where
-//! one process already keeps this 2-core machine's PostgreSQL busy (reported beside it).
+//! one process already keeps a 2-core machine's PostgreSQL busy (reported beside it).
 
 use super::{env_on, fresh_stream, publish, wait_heads};
 use crate::children::ServiceProcess;

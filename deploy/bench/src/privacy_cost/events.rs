@@ -1,5 +1,5 @@
-//! What sealing every custom-event property costs ingest (issue 34), against sealing only the
-//! one property an operator listed as personal (what an account had before) and against no
+//! What sealing every custom-event property (the default) costs ingest, against sealing only
+//! the one property an operator listed as personal (what an account had before) and against no
 //! sealing at all.
 //!
 //! Two ingest processes of their own (encryption on and off, each appending to a stream of its
@@ -30,9 +30,10 @@ use shared::privacy::{PrivacyPolicy, is_sealed};
 use std::sync::Arc;
 use uuid::Uuid;
 
-/// Durable event ingest with every property sealed (the default since issue 34).
+/// Durable event ingest with every property sealed (the default).
 pub(crate) const EVENTS_ALL: &str = "ingest_events_privacy_all_sealed";
-/// The same with one property of five sealed (an account's personal list before issue 34).
+/// The same with one property of five sealed (as under a policy of the old shape that
+/// listed one property as personal).
 pub(crate) const EVENTS_LISTED: &str = "ingest_events_privacy_one_sealed";
 /// The same with `PRIVACY_ENCRYPTION=off`.
 pub(crate) const EVENTS_CLEAR: &str = "ingest_events_privacy_off";

@@ -1,4 +1,4 @@
-//! What sealing personal fields costs (issue 18: at most 15% of durable ingest throughput).
+//! What sealing personal fields costs (the target: at most 15% of durable ingest throughput).
 //!
 //! Two ingest processes run side by side, one with `PRIVACY_ENCRYPTION=on` and one with `off`,
 //! each appending to a stream of its own, both with keys in one privacy bucket of this phase.
@@ -8,7 +8,7 @@
 //! requests for both sides), and then comes from ingest's cache. The timed loads alternate
 //! sides round by round. Then a projector catches up on each stream's backlog (opening the
 //! sealed fields, or reading them clear) into a fresh database, alternated the same way.
-//! Last, custom events (issue 34): every property sealed, one of five, and none
+//! Last, custom events: every property sealed, one of five, and none
 //! ([`events`]).
 
 mod catch_up;

@@ -1,4 +1,4 @@
-//! Issue 20's rebuild targets, on a log and database of their own: the bench's mixed backlog
+//! The rebuild targets, on a log and database of their own: the bench's mixed backlog
 //! (70% chat / 20% custom events / 10% joins and quits, `backlog_records` records) projected by
 //! a live projector process, then rebuilt by `projector::rebuild::rebuild` in this process
 //! while that projector keeps running and readers read the tables like the dashboard; then

@@ -89,7 +89,7 @@ pub enum Change<'a> {
 /// The sightings of one log message, in log order. Heartbeats name no player, and custom
 /// events do not create players; punishments count for the punished player only.
 ///
-/// Erased values (issue 18: a destroyed key's fields read as empty) say nothing: an empty
+/// Erased values (a destroyed key's fields read as empty) say nothing: an empty
 /// name is no name, so it never overwrites a stored one nor joins `names`; a link whose
 /// external id is erased is only a sighting, so no link without its id is stored.
 pub fn sightings_of(stream_sequence: u64, message: &LogMessage) -> Vec<Sighting<'_>> {

@@ -1,4 +1,4 @@
-//! The notifier opens the sealed log (issue 18): notifications carry clear names and reasons,
+//! The notifier opens the sealed log: notifications carry clear names and reasons,
 //! and those of a player whose key is destroyed carry none.
 
 use super::Notifying;

@@ -1,4 +1,4 @@
-//! The bulk-mode load (issue 20): the copy loads unlogged and without most of its indexes,
+//! The bulk-mode load: the copy loads unlogged and without most of its indexes,
 //! but what the swap puts in place is the live tables' shape exactly (permanent, the same
 //! index definitions under the same names, the same statistics targets), and the progress
 //! channel follows the phases in order up to done.

@@ -1,4 +1,4 @@
-//! Rebuilt tables equal the live projector's (issue 20): on the replay property's random logs
+//! Rebuilt tables equal the live projector's: on the replay property's random logs
 //! (`replay_property::random_log`: every record kind, duplicates, revokes, legacy subjects,
 //! several partitions) with poison messages among them, a rebuild of every model swaps in
 //! tables holding exactly the values the live projector folded, and parks what it parked.

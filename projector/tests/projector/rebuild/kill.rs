@@ -1,4 +1,4 @@
-//! A `projector rebuild` process SIGKILLed in each phase (issue 20) leaves the live tables,
+//! A `projector rebuild` process SIGKILLed in each phase leaves the live tables,
 //! their checkpoints, persistence and indexes as the live projector left them, and the next
 //! rebuild drops what it left behind and swaps in a fresh fold.
 //!

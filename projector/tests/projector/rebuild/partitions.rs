@@ -1,4 +1,4 @@
-//! A rebuild of a partitioned log (issue 19): every partition replays with its own consumer
+//! A rebuild of a partitioned log: every partition replays with its own consumer
 //! and checkpoints, legacy-form messages included, and the swap sets each partition's live
 //! checkpoints to where that partition of the copy stands.
 

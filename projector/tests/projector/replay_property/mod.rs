@@ -1,4 +1,4 @@
-//! The replay property (issue 3), per partition (issue 19): folding a log partition by
+//! The replay property, per partition: folding a log partition by
 //! partition (one reader per partition, each with its own checkpoints) gives the same tables
 //! as folding the same log in one partition, in log order; and applying any prefix of each
 //! partition again (each partition's checkpoints rewound to a random point of its own) leaves

@@ -1,4 +1,4 @@
-//! "Accepted => projectable" (issue 12): any record that passes ingest's own checks
+//! "Accepted => projectable": any record that passes ingest's own checks
 //! (`PluginRecord::validate`, then `normalize`, exactly as ingest runs them) is applied by the
 //! projector's real statements on a real PostgreSQL: its message is neither parked nor stuck,
 //! and its rows are there (custom `properties` readable as `jsonb`). Records that fail validation are skipped; enough of each must occur

@@ -1,4 +1,4 @@
-//! The analytics pages (issue 16): `/analytics/retention` in [`retention`] and
+//! The analytics pages: `/analytics/retention` in [`retention`] and
 //! `/analytics/trends` in [`trends`].
 
 pub mod retention;

@@ -1,4 +1,4 @@
-//! `/analytics/retention` (issue 16): the cohorts table with a heat scale, the retention
+//! `/analytics/retention`: the cohorts table with a heat scale, the retention
 //! curves, and a cohort's players. A plain GET form (period, range, days N, mode, and an
 //! optional start/return event pair); the numbers come from the same function as
 //! `POST /api/v1/retention` ([`crate::routes::retention::run`]). `?cohort=<first day>` adds

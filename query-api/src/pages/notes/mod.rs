@@ -1,4 +1,4 @@
-//! Staff notes on a player or a punishment (issue 15).
+//! Staff notes on a player or a punishment.
 //!
 //! The Investigate page shows a player's notes with [`player_section`]: this module renders
 //! its own section (the notes, newest first, and the add form) to escaped HTML, which the page

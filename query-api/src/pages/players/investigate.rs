@@ -52,7 +52,7 @@ struct InvestigatePage {
     notes_html: String,
     /// The jump-to-a-time field's value (`YYYY-MM-DDTHH:MM`).
     chat_at_value: String,
-    /// When the player was erased (issue 18), if they were (from the profile).
+    /// When the player was erased, if they were (from the profile).
     erased_at: Option<DateTime<Utc>>,
 }
 

@@ -1,9 +1,11 @@
-//! The player pages (issue 15): `/players` (search, online now, recently seen) in
+//! The player pages: `/players` (search, online now, recently seen) in
 //! [`search`], one player's Investigate page `/players/{uuid}` in [`investigate`], and the
-//! download of their data `/players/{uuid}/export` in [`export`].
+//! download of their data `/players/{uuid}/export` in [`export`], and the header's player
+//! search of every page (`/players/find`, `/players/suggestions`) in [`find`].
 
 pub mod erase;
 pub mod export;
+pub mod find;
 pub mod investigate;
 pub mod search;
 
@@ -14,6 +16,7 @@ use axum::Router;
 pub fn router() -> PageRoutes {
     Router::new()
         .merge(search::router())
+        .merge(find::router())
         .merge(investigate::router())
         .merge(export::router())
         .merge(erase::router())

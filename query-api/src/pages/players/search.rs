@@ -19,7 +19,7 @@ use axum::response::Response;
 use axum::routing::get;
 use chrono::{DateTime, Utc};
 
-const PATH: &str = "/players";
+pub(super) const PATH: &str = "/players";
 /// Rows in each list: a page to scan by eye, not to page through (refine the search).
 const ROWS: i64 = 50;
 /// Players listed under "Online now".

@@ -1,4 +1,4 @@
-//! Trends (issue 16): how often an event happened (or how many players did it) per UTC hour,
+//! Trends: how often an event happened (or how many players did it) per UTC hour,
 //! day or week, optionally per property value or server, against the period before. What
 //! `POST /api/v1/trends` answers and the `/analytics/trends` page draws.
 //!

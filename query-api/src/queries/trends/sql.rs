@@ -7,7 +7,7 @@
 //! - unique players per day of one event: `event_day_players` (one row per day);
 //! - unique players per week, or per day of a kind made of several events (punishments):
 //!   `event_player_days`, a count of distinct players over every (day, player) row of the
-//!   range: about a second for a million such rows on the 2-core box;
+//!   range: about a second for a million such rows on 2 cores;
 //! - everything else (unique per hour, unique per server, any property breakdown): the
 //!   `events` rows of the range through `events_account_name_time_idx`, i.e. one heap row
 //!   per event: seconds for millions of events in the range;

@@ -295,7 +295,7 @@ mod tests {
             window_seconds: window,
             ..request(&["a", "b"])
         };
-        // The request: to at the very end, default window of a week.
+        // `to` at the very end of the representable range, with the default window of a week.
         assert_eq!(
             range_errors(with(None, Some("9999-12-31T23:59:59Z"), 604_800)),
             ["to:out_of_range"]

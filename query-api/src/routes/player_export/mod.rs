@@ -1,6 +1,6 @@
 //! `GET /api/admin/accounts/{account_id}/players/{uuid}/export` (admin key) and, through
 //! [`export`], the dashboard's `/players/{uuid}/export` (owners and admins): everything the
-//! read models hold about one player of one account, as one JSON document (issue 18, an access
+//! read models hold about one player of one account, as one JSON document (an access
 //! request), streamed as it is read ([`stream`]).
 //!
 //! The document is [`PlayerExport`]: a header (`account_id`, `player_uuid`, `exported_at`) and

@@ -1,4 +1,4 @@
-//! Erasing a player end to end (issue 18): two players write everything personal (names,
+//! Erasing a player end to end: two players write everything personal (names,
 //! chat, sessions from one IP, punishments with reasons, each as the other's staff, flags,
 //! rank changes, account links, custom events (every property sealed but one), staff notes); the
 //! admin API erases one. Then no API read, player page, export, SSE backfill nor a full
