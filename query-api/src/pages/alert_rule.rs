@@ -160,16 +160,21 @@ fn done(notice: &str) -> Response {
     (StatusCode::SEE_OTHER, [(LOCATION, location)]).into_response()
 }
 
+/// The caller's account's rule `id`, for a member who may use the Alerts page (404 for
+/// another account's or no rule).
+async fn rule_of(caller: &SignedIn, state: &AppState, id: Uuid) -> Result<Rule, PageError> {
+    Shell::for_page(caller, ALERTS)?;
+    rules::get_one(&state.pool, caller.member().account_id, id)
+        .await
+        .map_err(not_found)
+}
+
 async fn edit(
     caller: SignedIn,
     State(state): State<AppState>,
     Path(id): Path<Uuid>,
 ) -> Result<Response, PageError> {
-    Shell::for_page(&caller, ALERTS)?;
-    let account_id = caller.member().account_id;
-    let rule = rules::get_one(&state.pool, account_id, id)
-        .await
-        .map_err(not_found)?;
+    let rule = rule_of(&caller, &state, id).await?;
     let fields = RuleFields::of_rule(&rule);
     page(&state, &caller, rule, fields, (StatusCode::OK, None)).await
 }
@@ -180,11 +185,8 @@ async fn save(
     Path(id): Path<Uuid>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PageError> {
-    Shell::for_page(&caller, ALERTS)?;
+    let rule = rule_of(&caller, &state, id).await?;
     let account_id = caller.member().account_id;
-    let rule = rules::get_one(&state.pool, account_id, id)
-        .await
-        .map_err(not_found)?;
     // Editing keeps the rule's state: pausing and resuming are their own buttons.
     let mut body = rule_body(&pairs);
     if let Some(object) = body.as_object_mut() {
@@ -227,10 +229,8 @@ async fn set_state(
         "false" => false,
         _ => return Err(PageError::BadForm("enabled: must be true or false".into())),
     };
+    let rule = rule_of(&caller, &state, id).await?;
     let account_id = caller.member().account_id;
-    let rule = rules::get_one(&state.pool, account_id, id)
-        .await
-        .map_err(not_found)?;
     let actor = caller.actor(&state);
     match rules::replace(&state, account_id, id, with_state(&rule, enabled), &actor).await {
         Ok(_) => Ok(done(if enabled {
