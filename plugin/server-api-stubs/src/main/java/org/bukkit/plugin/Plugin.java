@@ -12,4 +12,7 @@ public interface Plugin {
     Logger getLogger();
 
     String getName();
+
+    @Deprecated
+    PluginDescriptionFile getDescription();
 }

@@ -1,5 +1,6 @@
 package dev.warden.plugin.core;
 
+import dev.warden.plugin.core.integration.Integrations;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -21,6 +22,7 @@ public final class WardenCore {
     private final Logger logger;
     private final EventQueue queue;
     private final Capture capture;
+    private final Integrations integrations;
     private final Spool spool;
     private final Delivery delivery;
     private final ScheduledExecutorService thread;
@@ -36,6 +38,7 @@ public final class WardenCore {
         UUID serverId = ServerIdentity.loadOrCreate(dataFolder);
         this.queue = new EventQueue(config.queueCapacity());
         this.capture = new Capture(queue, serverId, config, Clock.systemUTC());
+        this.integrations = new Integrations(logger);
         this.spool = new Spool(dataFolder.resolve("spool"), config.spoolMaxMb() * 1024L * 1024L, logger);
         if (spool.batches() > 0) {
             logger.info("spool: " + spool.batches() + " batch(es) (" + spool.records()
@@ -63,6 +66,11 @@ public final class WardenCore {
 
     public Capture capture() {
         return capture;
+    }
+
+    /** The integrations with other plugins that the platform enabled. */
+    public Integrations integrations() {
+        return integrations;
     }
 
     public UUID serverId() {

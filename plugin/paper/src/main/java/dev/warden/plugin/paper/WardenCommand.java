@@ -1,7 +1,8 @@
 package dev.warden.plugin.paper;
 
 import dev.warden.plugin.core.Status;
-import java.time.Duration;
+import dev.warden.plugin.core.StatusText;
+import dev.warden.plugin.core.integration.Integration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -19,10 +20,12 @@ final class WardenCommand implements CommandExecutor, TabCompleter {
     }
 
     private final Supplier<Status> status;
+    private final Supplier<List<Integration.Snapshot>> integrations;
     private final Reloader reloader;
 
-    WardenCommand(Supplier<Status> status, Reloader reloader) {
+    WardenCommand(Supplier<Status> status, Supplier<List<Integration.Snapshot>> integrations, Reloader reloader) {
         this.status = status;
+        this.integrations = integrations;
         this.reloader = reloader;
     }
 
@@ -35,7 +38,7 @@ final class WardenCommand implements CommandExecutor, TabCompleter {
                     sender.sendMessage("You do not have permission (warden.status).");
                     return true;
                 }
-                for (String line : statusLines(status.get(), Instant.now())) {
+                for (String line : StatusText.lines(status.get(), integrations.get(), Instant.now())) {
                     sender.sendMessage(line);
                 }
             }
@@ -55,31 +58,6 @@ final class WardenCommand implements CommandExecutor, TabCompleter {
             default -> sender.sendMessage("Usage: /" + label + " <status|reload>");
         }
         return true;
-    }
-
-    static List<String> statusLines(Status s, Instant now) {
-        if (s == null) {
-            return List.of("Warden: not running (config.yml has problems: see the server log, then /warden reload).");
-        }
-        return List.of(
-                "Warden: " + s.connection()
-                        + (s.nextAttempt() != null ? " (next attempt in " + ago(now, s.nextAttempt()) + ")" : ""),
-                "  server id: " + s.serverId(),
-                "  queue: " + s.queued() + " / " + s.queueCapacity()
-                        + (s.queueDropped() > 0 ? " (" + s.queueDropped() + " dropped while full)" : ""),
-                "  spool: " + s.spoolRecords() + " records in " + s.spoolBatches() + " batches, "
-                        + s.spoolBytes() / 1024 + " / " + s.spoolMaxBytes() / 1024 + " KiB"
-                        + (s.spoolDropped() > 0 ? " (" + s.spoolDropped() + " dropped while full)" : ""),
-                "  sent: " + s.sentRecords() + " records"
-                        + (s.refusedRecords() > 0 ? ", refused by the service: " + s.refusedRecords() : ""),
-                "  last sync: " + (s.lastSync() == null ? "never" : ago(s.lastSync(), now) + " ago"),
-                "  last error: " + (s.lastError() == null ? "none"
-                        : s.lastError() + " (" + ago(s.lastErrorAt(), now) + " ago)"));
-    }
-
-    private static String ago(Instant from, Instant to) {
-        long seconds = Math.max(0, Duration.between(from, to).toSeconds());
-        return seconds < 120 ? seconds + " s" : seconds / 60 + " min";
     }
 
     @Override

@@ -4,6 +4,8 @@ import dev.warden.plugin.api.WardenApi;
 import dev.warden.plugin.core.Status;
 import dev.warden.plugin.core.WardenConfig;
 import dev.warden.plugin.core.WardenCore;
+import dev.warden.plugin.core.integration.Integration;
+import dev.warden.plugin.core.integration.Integrations;
 import dev.warden.plugin.paper.listener.PaperChatListener;
 import dev.warden.plugin.paper.listener.PlayerListener;
 import dev.warden.plugin.paper.listener.SpigotChatListener;
@@ -12,6 +14,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.logging.Level;
 import org.bukkit.command.PluginCommand;
+import org.bukkit.plugin.Plugin;
 import org.bukkit.plugin.PluginManager;
 import org.bukkit.plugin.ServicePriority;
 import org.bukkit.plugin.java.JavaPlugin;
@@ -27,7 +30,7 @@ public final class WardenPlugin extends JavaPlugin {
         scheduler = PlatformScheduler.forServer(this);
         PluginCommand command = getCommand("warden");
         if (command != null) {
-            WardenCommand executor = new WardenCommand(this::status, this::reload);
+            WardenCommand executor = new WardenCommand(this::status, this::integrations, this::reload);
             command.setExecutor(executor);
             command.setTabCompleter(executor);
         }
@@ -62,13 +65,12 @@ public final class WardenPlugin extends JavaPlugin {
         }
         getServer().getServicesManager().register(WardenApi.class, started.capture(), this, ServicePriority.Normal);
         Warden.set(started.capture());
+        Integrations integrations = started.integrations();
         if (plugins.isPluginEnabled("LuckPerms")) {
-            try {
-                dev.warden.plugin.paper.luckperms.LuckPermsIntegration.enable(this, started.capture());
-                getLogger().info("LuckPerms found: rank changes are sent.");
-            } catch (Throwable t) { // An incompatible LuckPerms fails alone, not the plugin.
-                getLogger().log(Level.WARNING, "LuckPerms integration failed; rank changes are not sent", t);
-            }
+            // Each integration's classes load only inside its starter, so a missing or changed
+            // plugin API fails that integration alone.
+            integrations.enable("LuckPerms", version("LuckPerms"),
+                    i -> dev.warden.plugin.paper.luckperms.LuckPermsIntegration.enable(this, started.capture(), i));
         }
         started.start();
         core = started;
@@ -90,6 +92,18 @@ public final class WardenPlugin extends JavaPlugin {
             current.reload(config);
         }
         return List.of();
+    }
+
+    private List<Integration.Snapshot> integrations() {
+        WardenCore current = core;
+        return current == null ? List.of() : current.integrations().snapshot();
+    }
+
+    /** The version a plugin reports in its plugin.yml, or null when it is not loaded. */
+    @SuppressWarnings("deprecation") // getPluginMeta() is Paper's only; Spigot has getDescription().
+    private String version(String plugin) {
+        Plugin other = getServer().getPluginManager().getPlugin(plugin);
+        return other == null ? null : other.getDescription().getVersion();
     }
 
     private Status status() {

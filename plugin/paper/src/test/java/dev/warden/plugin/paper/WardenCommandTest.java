@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.warden.plugin.core.Status;
+import dev.warden.plugin.core.integration.Integrations;
 import java.lang.reflect.Proxy;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.logging.Logger;
 import org.bukkit.command.CommandSender;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +36,9 @@ class WardenCommandTest {
     void statusShowsConnectionQueueSpoolLastSyncAndLastError() {
         List<String> out = new ArrayList<>();
         int[] reloads = {0};
-        WardenCommand cmd = new WardenCommand(() -> status, () -> {
+        Integrations integrations = new Integrations(Logger.getLogger("test"));
+        integrations.enable("LuckPerms", "5.4.131", i -> i.sent());
+        WardenCommand cmd = new WardenCommand(() -> status, integrations::snapshot, () -> {
             reloads[0]++;
             return List.of();
         });
@@ -46,6 +50,7 @@ class WardenCommandTest {
         assertTrue(text.contains("spool: 40 records in 3 batches"), text);
         assertTrue(text.contains("last sync: 30 s ago"), text);
         assertTrue(text.contains("last error: 503 unavailable"), text);
+        assertTrue(text.contains("LuckPerms 5.4.131: on, 1 sent"), text);
 
         out.clear();
         cmd.onCommand(sender(Set.of("warden.status"), out), null, "warden", new String[] {"reload"});

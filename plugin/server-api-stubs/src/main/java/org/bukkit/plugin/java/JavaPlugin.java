@@ -6,6 +6,7 @@ import org.bukkit.Server;
 import org.bukkit.command.PluginCommand;
 import org.bukkit.configuration.file.FileConfiguration;
 import org.bukkit.plugin.Plugin;
+import org.bukkit.plugin.PluginDescriptionFile;
 
 /** Compile-only: the server's class answers at run time. */
 public abstract class JavaPlugin implements Plugin {
@@ -28,6 +29,12 @@ public abstract class JavaPlugin implements Plugin {
 
     @Override
     public final String getName() {
+        throw new UnsupportedOperationException("stub");
+    }
+
+    @Override
+    @Deprecated
+    public final PluginDescriptionFile getDescription() {
         throw new UnsupportedOperationException("stub");
     }
 

@@ -1,6 +1,7 @@
 package dev.warden.plugin.paper.luckperms;
 
 import dev.warden.plugin.core.Capture;
+import dev.warden.plugin.core.integration.Integration;
 import net.luckperms.api.LuckPerms;
 import net.luckperms.api.LuckPermsProvider;
 import net.luckperms.api.event.node.NodeAddEvent;
@@ -19,18 +20,21 @@ import org.bukkit.plugin.Plugin;
 public final class LuckPermsIntegration {
     private LuckPermsIntegration() {}
 
-    public static void enable(Plugin plugin, Capture capture) {
+    public static void enable(Plugin plugin, Capture capture, Integration integration) {
         LuckPerms luckPerms = LuckPermsProvider.get();
-        luckPerms.getEventBus().subscribe(plugin, NodeAddEvent.class, e -> handle(capture, e, e.getNode(), "add"));
-        luckPerms.getEventBus().subscribe(plugin, NodeRemoveEvent.class, e -> handle(capture, e, e.getNode(), "remove"));
+        luckPerms.getEventBus().subscribe(plugin, NodeAddEvent.class,
+                integration.guard("a group added", e -> handle(capture, integration, e, e.getNode(), "add")));
+        luckPerms.getEventBus().subscribe(plugin, NodeRemoveEvent.class,
+                integration.guard("a group removed", e -> handle(capture, integration, e, e.getNode(), "remove")));
     }
 
-    static void handle(Capture capture, NodeMutateEvent event, Node node, String action) {
+    static void handle(Capture capture, Integration integration, NodeMutateEvent event, Node node, String action) {
         if (!event.isUser() || !(node instanceof InheritanceNode inheritance)) {
             return;
         }
         User user = (User) event.getTarget();
         capture.rankChange(user.getUniqueId(), user.getUsername(), action, inheritance.getGroupName(), null,
                 node.hasExpiry() ? node.getExpiry() : null);
+        integration.sent();
     }
 }

@@ -9,12 +9,15 @@ import dev.warden.plugin.core.EventQueue;
 import dev.warden.plugin.core.Records;
 import dev.warden.plugin.core.WardenConfig;
 import dev.warden.plugin.core.WardenRecord;
+import dev.warden.plugin.core.integration.Integration;
+import dev.warden.plugin.core.integration.Integrations;
 import java.lang.reflect.Proxy;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.logging.Logger;
 import net.luckperms.api.event.node.NodeAddEvent;
 import net.luckperms.api.event.node.NodeRemoveEvent;
 import net.luckperms.api.model.PermissionHolder;
@@ -42,6 +45,7 @@ class LuckPermsIntegrationTest {
     final EventQueue queue = new EventQueue(100);
     final Capture capture = new Capture(queue, UUID.randomUUID(),
             WardenConfig.defaults("http://x", "wdn_plugin_x"), Clock.systemUTC());
+    final Integration integration = new Integrations(Logger.getLogger("test")).enable("LuckPerms", "5.4", i -> {});
     final User user = answering(User.class, Map.of("getUniqueId", ID, "getUsername", "notch"));
 
     @Test
@@ -50,14 +54,15 @@ class LuckPermsIntegrationTest {
         InheritanceNode vip = answering(InheritanceNode.class,
                 Map.of("getGroupName", "vip", "hasExpiry", true, "getExpiry", expiry));
         NodeAddEvent add = answering(NodeAddEvent.class, Map.of("isUser", true, "getTarget", user, "getNode", vip));
-        LuckPermsIntegration.handle(capture, add, add.getNode(), "add");
+        LuckPermsIntegration.handle(capture, integration, add, add.getNode(), "add");
 
         InheritanceNode mod = answering(InheritanceNode.class, Map.of("getGroupName", "mod", "hasExpiry", false));
         NodeRemoveEvent remove = answering(NodeRemoveEvent.class, Map.of("isUser", true, "getTarget", user, "getNode", mod));
-        LuckPermsIntegration.handle(capture, remove, remove.getNode(), "remove");
+        LuckPermsIntegration.handle(capture, integration, remove, remove.getNode(), "remove");
 
         List<WardenRecord> records = queue.drain(10);
         assertEquals(2, records.size());
+        assertEquals(2, integration.snapshot().sent());
         Records.RankChange added = (Records.RankChange) records.get(0);
         assertEquals(ID, added.playerUuid());
         assertEquals("notch", added.playerName());
@@ -75,11 +80,11 @@ class LuckPermsIntegrationTest {
     void permissionsAndGroupsOfGroupsAreNotRankChanges() {
         Node permission = answering(PermissionNode.class, Map.of());
         NodeAddEvent add = answering(NodeAddEvent.class, Map.of("isUser", true, "getTarget", user, "getNode", permission));
-        LuckPermsIntegration.handle(capture, add, permission, "add");
+        LuckPermsIntegration.handle(capture, integration, add, permission, "add");
         InheritanceNode vip = answering(InheritanceNode.class, Map.of("getGroupName", "vip", "hasExpiry", false));
         PermissionHolder group = answering(PermissionHolder.class, Map.of());
         NodeAddEvent onGroup = answering(NodeAddEvent.class, Map.of("isUser", false, "getTarget", group, "getNode", vip));
-        LuckPermsIntegration.handle(capture, onGroup, vip, "add");
+        LuckPermsIntegration.handle(capture, integration, onGroup, vip, "add");
         assertTrue(queue.drain(10).isEmpty());
     }
 }
