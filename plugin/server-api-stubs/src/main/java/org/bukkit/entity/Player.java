@@ -11,4 +11,7 @@ public interface Player extends CommandSender, OfflinePlayer, com.destroystokyo.
 
     @Override
     InetSocketAddress getAddress();
+
+    /** The server's estimate of the player's round trip, in milliseconds. */
+    int getPing();
 }

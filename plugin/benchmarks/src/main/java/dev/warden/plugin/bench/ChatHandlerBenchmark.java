@@ -76,6 +76,11 @@ public class ChatHandlerBenchmark {
         }
 
         @Override
+        public int getPing() {
+            return 42;
+        }
+
+        @Override
         public boolean hasPermission(String name) {
             return false;
         }

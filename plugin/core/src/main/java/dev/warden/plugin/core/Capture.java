@@ -17,11 +17,18 @@ public final class Capture implements WardenApi {
     private final Clock clock;
     private volatile WardenConfig config;
     private volatile CommandRedactor redactor;
+    private final ServerStats stats;
 
     public Capture(EventQueue queue, UUID serverId, WardenConfig config, Clock clock) {
+        this(queue, serverId, config, clock, null);
+    }
+
+    /** {@code stats} gives anti-cheat flags the server's TPS (null: flags carry none). */
+    public Capture(EventQueue queue, UUID serverId, WardenConfig config, Clock clock, ServerStats stats) {
         this.queue = queue;
         this.serverId = serverId;
         this.clock = clock;
+        this.stats = stats;
         configure(config);
     }
 
@@ -106,6 +113,20 @@ public final class Capture implements WardenApi {
         Instant at = now();
         queue.offer(new Records.RankChange(UuidV7.at(at), player, name, action, group, previousGroup, null,
                 null, null, expiresAt, at));
+    }
+
+    /**
+     * An anti-cheat flag, stamped with the server's TPS as last sampled (a field read: no server
+     * call). {@code pingMs} null when the anti-cheat gives none; {@code detail} may be null. Cheap
+     * enough for the anti-cheat's own threads: a few small objects, no lock, no I/O. Returns false
+     * when the queue was full (the record is dropped and counted there).
+     */
+    public boolean anticheatFlag(UUID player, String name, String checkName, String checkType,
+            double violationLevel, String detail, String sourcePlugin, boolean experimental, Integer pingMs) {
+        Instant at = now();
+        ServerStats s = stats;
+        return queue.offer(new Records.AnticheatFlag(UuidV7.at(at), serverId, player, name, checkName, checkType,
+                violationLevel, detail, sourcePlugin, experimental, pingMs, s == null ? null : s.tps(), at));
     }
 
     /** Queues a record an integration built itself (an anti-cheat flag, an account link). */

@@ -41,6 +41,7 @@ public final class Delivery {
     private volatile WardenConfig config;
     private volatile Transport transport;
     private Backoff backoff;
+    private volatile Runnable onCycle = () -> {};
 
     private long nextCycleAt;
     private long notBefore;
@@ -92,8 +93,14 @@ public final class Delivery {
         spoolCounts = new long[] {spool.batches(), spool.records(), spool.bytes(), spool.droppedRecords()};
     }
 
+    /** Runs {@code r} at the start of every sync cycle, on the delivery thread (a rate cap's new window). */
+    public void onCycle(Runnable r) {
+        this.onCycle = r;
+    }
+
     /** Heartbeat, drain, batch and spool. */
     public void cycle(boolean online) {
+        onCycle.run();
         long now = clock.getAsLong();
         budget = config.maxRequestsPerCycle();
         ServerStats s = stats;

@@ -149,10 +149,15 @@ public final class Records {
         }
     }
 
-    /** An anti-cheat flag (for integrations with anti-cheat plugins). */
+    /**
+     * An anti-cheat flag (from the Grim and Vulcan integrations): {@code pingMs} is the player's
+     * round trip and {@code tps} the server's ticks per second when it was flagged, each null when
+     * unknown.
+     */
     public record AnticheatFlag(UUID id, UUID serverId, UUID playerUuid, String playerName,
             String checkName, String checkType, double violationLevel, String detail,
-            String sourcePlugin, boolean experimental, Instant flaggedAt) implements WardenRecord {
+            String sourcePlugin, boolean experimental, Integer pingMs, Double tps, Instant flaggedAt)
+            implements WardenRecord {
         public AnticheatFlag {
             playerName = Text.clip(playerName, 64);
             checkName = Text.clip(checkName, 128);
@@ -160,6 +165,12 @@ public final class Records {
             detail = Text.clip(detail, 4096);
             sourcePlugin = Text.clip(sourcePlugin, 64);
             violationLevel = clamp(violationLevel, 0, 1e12);
+            if (pingMs != null) {
+                pingMs = Math.max(0, Math.min(10_000_000, pingMs));
+            }
+            if (tps != null) {
+                tps = clamp(tps, 0, 1000);
+            }
         }
 
         @Override
@@ -174,12 +185,19 @@ public final class Records {
             put(o, "server_id", serverId);
             put(o, "player_uuid", playerUuid);
             put(o, "player_name", playerName);
-            put(o, "check_name", checkName);
+            // The contract needs 1..=128 characters; an anti-cheat that names no check says so.
+            put(o, "check_name", checkName == null ? "unknown" : checkName);
             put(o, "check_type", checkType);
             o.addProperty("violation_level", violationLevel);
             put(o, "detail", detail);
             put(o, "source_plugin", sourcePlugin);
             o.addProperty("is_experimental", experimental);
+            if (pingMs != null) {
+                o.addProperty("ping_ms", pingMs);
+            }
+            if (tps != null) {
+                o.addProperty("tps", Math.round(tps * 100.0) / 100.0);
+            }
             put(o, "flagged_at", flaggedAt);
             return o;
         }

@@ -1,8 +1,9 @@
 package dev.warden.plugin.core;
 
 /**
- * What the platform tells the core for heartbeats. Called on the delivery thread: implementations
- * return values sampled on the server's own thread, never call the server API from here.
+ * What the platform tells the core for heartbeats (and {@link #tps()} for anti-cheat flags). Called
+ * on the delivery thread and the anti-cheats' threads: implementations return values sampled on the
+ * server's own thread, never call the server API from here.
  */
 public interface ServerStats {
     double tps();

@@ -1,5 +1,6 @@
 package dev.warden.plugin.core;
 
+import dev.warden.plugin.core.integration.FlagCap;
 import dev.warden.plugin.core.integration.Integrations;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ public final class WardenCore {
     private final EventQueue queue;
     private final Capture capture;
     private final Integrations integrations;
+    private final FlagCap flagCap = new FlagCap(FlagCap.DEFAULT_LIMIT);
     private final Spool spool;
     private final Delivery delivery;
     private final ScheduledExecutorService thread;
@@ -37,7 +39,7 @@ public final class WardenCore {
         this.logger = logger;
         UUID serverId = ServerIdentity.loadOrCreate(dataFolder);
         this.queue = new EventQueue(config.queueCapacity());
-        this.capture = new Capture(queue, serverId, config, Clock.systemUTC());
+        this.capture = new Capture(queue, serverId, config, Clock.systemUTC(), stats);
         this.integrations = new Integrations(logger);
         this.spool = new Spool(dataFolder.resolve("spool"), config.spoolMaxMb() * 1024L * 1024L, logger);
         if (spool.batches() > 0) {
@@ -45,6 +47,7 @@ public final class WardenCore {
                     + " records) left from before; sending them first");
         }
         this.delivery = new Delivery(queue, spool, serverId, stats, config, transport, System::currentTimeMillis, logger);
+        delivery.onCycle(flagCap::newCycle);
         delivery.refreshCounts();
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "Warden delivery");
@@ -71,6 +74,11 @@ public final class WardenCore {
     /** The integrations with other plugins that the platform enabled. */
     public Integrations integrations() {
         return integrations;
+    }
+
+    /** The rate cap on anti-cheat flags, shared by the anti-cheat integrations; reset every sync cycle. */
+    public FlagCap flagCap() {
+        return flagCap;
     }
 
     public UUID serverId() {

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -199,9 +200,9 @@ class ContractIT {
         c.punishment(player, "Contract", "ban", "Griefing", UUID.randomUUID(), "Moderator",
                 Instant.now().plusSeconds(86_400), false, "minecraft");
         Instant now = Instant.now();
-        UUID flagId = UuidV7.at(now);
-        c.record(new Records.AnticheatFlag(flagId, serverId, player, "Contract", "Reach", "A", 4.5, "3.4 blocks",
-                "grim", false, now));
+        // Anti-cheat flags as the Grim and Vulcan integrations send them: ping, and the TPS sampled (19.8).
+        assertTrue(c.anticheatFlag(player, "Contract", "BadPackets", "A", 4.5, "3.4 blocks", "grim", false, 87));
+        assertTrue(c.anticheatFlag(player, "Contract", "Speed", "B", 12, "delta=0.61", "vulcan", true, null));
         c.rankChange(player, "Contract", "add", "vip", null, null);
         UUID linkId = UuidV7.at(now);
         c.record(new Records.AccountLink(linkId, player, "discord", "123456789", "contract#0001", "link", now));
@@ -212,7 +213,7 @@ class ContractIT {
         props.put("nested", Map.of("list", List.of(1, "two", true)));
         assertTrue(c.track(player, "crate_opened", props));
         drained(core);
-        assertFalse(core.status().sentRecords() < 11, core.status().toString());
+        assertFalse(core.status().sentRecords() < 12, core.status().toString());
 
         // A retry after a lost answer: the same batch twice is stored once.
         Batch twice = new Batcher().batch(List.of(
@@ -329,9 +330,29 @@ class ContractIT {
 
         JsonArray flags = call("GET", "/api/players/" + player + "/flags", dashKey, null)
                 .getAsJsonObject().getAsJsonArray("items");
-        assertEquals(1, flags.size());
-        assertEquals(flagId.toString(), flags.get(0).getAsJsonObject().get("id").getAsString());
-        assertEquals("Reach", flags.get(0).getAsJsonObject().get("check_name").getAsString());
+        assertEquals(2, flags.size(), flags.toString());
+        Map<String, JsonObject> bySource = new HashMap<>();
+        flags.forEach(f -> bySource.put(f.getAsJsonObject().get("source_plugin").getAsString(), f.getAsJsonObject()));
+        JsonObject grim = bySource.get("grim");
+        JsonObject vulcan = bySource.get("vulcan");
+        assertNotNull(grim, flags.toString());
+        assertNotNull(vulcan, flags.toString());
+        assertEquals("BadPackets", grim.get("check_name").getAsString());
+        assertEquals("A", grim.get("check_type").getAsString());
+        assertEquals(4.5, grim.get("violation_level").getAsDouble());
+        assertEquals("3.4 blocks", grim.get("detail").getAsString());
+        assertEquals("grim", grim.get("source_plugin").getAsString());
+        assertFalse(grim.get("is_experimental").getAsBoolean());
+        assertEquals(87.0, grim.get("ping_ms").getAsDouble());
+        assertEquals(19.8, grim.get("tps").getAsDouble());
+        assertEquals(serverId.toString(), grim.get("server_id").getAsString());
+        assertFalse(grim.get("flagged_at").isJsonNull());
+        assertEquals("Speed", vulcan.get("check_name").getAsString());
+        assertEquals("B", vulcan.get("check_type").getAsString());
+        assertEquals("vulcan", vulcan.get("source_plugin").getAsString());
+        assertTrue(vulcan.get("is_experimental").getAsBoolean());
+        assertTrue(!vulcan.has("ping_ms") || vulcan.get("ping_ms").isJsonNull(), "no ping given: none stored");
+        assertEquals(19.8, vulcan.get("tps").getAsDouble());
 
         JsonArray rank = call("GET", "/api/v1/events?internal=true&name=rank_change&player_uuid=" + player,
                 dashKey, null).getAsJsonObject().getAsJsonArray("items");

@@ -2,12 +2,29 @@ package dev.warden.plugin.paper;
 
 import dev.warden.plugin.core.CommandRedactor;
 import dev.warden.plugin.core.WardenConfig;
+import dev.warden.plugin.core.integration.FlagCap;
+import java.util.ArrayList;
 import java.util.List;
 import org.bukkit.configuration.ConfigurationSection;
 
 /** config.yml into the core's {@link WardenConfig}; the defaults are those of config.yml. */
 final class ConfigReader {
     private ConfigReader() {}
+
+    /** {@code anticheat.max-flags-per-check}: the anti-cheat integrations' rate cap ({@link FlagCap}). */
+    static int maxFlagsPerCheck(ConfigurationSection c) {
+        return c.getInt("anticheat.max-flags-per-check", FlagCap.DEFAULT_LIMIT);
+    }
+
+    /** What is wrong with config.yml: the core's settings, then the rate cap. */
+    static List<String> problems(WardenConfig config, ConfigurationSection c) {
+        List<String> out = new ArrayList<>(config.problems());
+        String cap = FlagCap.problem(maxFlagsPerCheck(c));
+        if (cap != null) {
+            out.add(cap);
+        }
+        return out;
+    }
 
     static WardenConfig read(ConfigurationSection c) {
         String name = c.getString("server-name", "");

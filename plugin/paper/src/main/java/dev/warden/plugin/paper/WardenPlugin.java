@@ -35,7 +35,7 @@ public final class WardenPlugin extends JavaPlugin {
             command.setTabCompleter(executor);
         }
         WardenConfig config = ConfigReader.read(getConfig());
-        List<String> problems = config.problems();
+        List<String> problems = ConfigReader.problems(config, getConfig());
         if (!problems.isEmpty()) {
             problems.forEach(p -> getLogger().severe("config.yml: " + p));
             getLogger().severe("Warden is not sending anything until config.yml is fixed (then /warden reload).");
@@ -72,6 +72,15 @@ public final class WardenPlugin extends JavaPlugin {
             integrations.enable("LuckPerms", version("LuckPerms"),
                     i -> dev.warden.plugin.paper.luckperms.LuckPermsIntegration.enable(this, started.capture(), i));
         }
+        started.flagCap().limit(ConfigReader.maxFlagsPerCheck(getConfig()));
+        if (plugins.isPluginEnabled("GrimAC")) {
+            integrations.enable("Grim", version("GrimAC"), i -> dev.warden.plugin.paper.grim.GrimIntegration.enable(
+                    this, started.capture(), started.flagCap(), i));
+        }
+        if (plugins.isPluginEnabled("Vulcan")) {
+            integrations.enable("Vulcan", version("Vulcan"), i -> dev.warden.plugin.paper.vulcan.VulcanIntegration.enable(
+                    this, started.capture(), started.flagCap(), i));
+        }
         started.start();
         core = started;
         getLogger().info("Warden: sending to " + config.baseUrl() + " as server " + started.serverId()
@@ -81,7 +90,7 @@ public final class WardenPlugin extends JavaPlugin {
     private List<String> reload() {
         reloadConfig();
         WardenConfig config = ConfigReader.read(getConfig());
-        List<String> problems = config.problems();
+        List<String> problems = ConfigReader.problems(config, getConfig());
         if (!problems.isEmpty()) {
             return problems;
         }
@@ -90,6 +99,7 @@ public final class WardenPlugin extends JavaPlugin {
             start(config);
         } else {
             current.reload(config);
+            current.flagCap().limit(ConfigReader.maxFlagsPerCheck(getConfig()));
         }
         return List.of();
     }

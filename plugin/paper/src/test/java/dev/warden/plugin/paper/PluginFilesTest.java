@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.warden.plugin.core.CommandRedactor;
 import dev.warden.plugin.core.WardenConfig;
+import dev.warden.plugin.core.integration.FlagCap;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -35,7 +36,12 @@ class PluginFilesTest {
         assertEquals(WardenPlugin.class.getName(), main.group(1));
         assertTrue(yml.contains("version: 0.1.0"), "the version is filled in by the build");
         assertTrue(yml.contains("folia-supported: true"));
-        assertTrue(yml.contains("softdepend: [LuckPerms]"));
+        Matcher soft = Pattern.compile("(?m)^softdepend: \\[(.*)]$").matcher(yml);
+        assertTrue(soft.find());
+        List<String> softdepend = List.of(soft.group(1).split(", "));
+        for (String plugin : List.of("LuckPerms", "GrimAC", "Vulcan")) {
+            assertTrue(softdepend.contains(plugin), plugin + " in " + softdepend);
+        }
         for (String needed : List.of("  warden:", "  warden.status:", "  warden.reload:", "  warden.command:")) {
             assertTrue(yml.contains("\n" + needed + "\n"), needed);
         }
@@ -116,6 +122,8 @@ class PluginFilesTest {
         assertEquals(List.of(), read.ignoreCommands());
         assertEquals("PASTE_YOUR_PLUGIN_KEY_HERE", read.pluginKey());
         assertTrue(read.problems().stream().anyMatch(p -> p.startsWith("plugin-key is not set")), read.problems().toString());
+        assertEquals(FlagCap.DEFAULT_LIMIT, ConfigReader.maxFlagsPerCheck(parsed));
+        assertTrue(values.containsKey("anticheat.max-flags-per-check"));
         for (String k : List.of("capture.chat", "capture.commands", "capture.sessions", "capture.send-ip",
                 "capture.punishments", "capture.rank-changes", "capture.chat-channel", "server-name")) {
             assertTrue(values.containsKey(k), k);

@@ -1,0 +1,10 @@
+package ac.grim.grimac.api;
+
+/** In GrimAPI it also extends AbstractProcessor and BasicStatus. */
+public interface AbstractCheck {
+    String getCheckName();
+
+    double getViolations();
+
+    boolean isExperimental();
+}

@@ -1,0 +1,7 @@
+package ac.grim.grimac.api;
+
+import java.util.UUID;
+
+public interface GrimIdentity {
+    UUID getUniqueId();
+}
