@@ -35,7 +35,12 @@ class PluginFilesTest {
         assertEquals(WardenPlugin.class.getName(), main.group(1));
         assertTrue(yml.contains("version: 0.1.0"), "the version is filled in by the build");
         assertTrue(yml.contains("folia-supported: true"));
-        assertTrue(yml.contains("softdepend: [LuckPerms]"));
+        Matcher soft = Pattern.compile("(?m)^softdepend: \\[(.*)]$").matcher(yml);
+        assertTrue(soft.find(), "softdepend");
+        List<String> softDepends = List.of(soft.group(1).split(",\\s*"));
+        for (String plugin : List.of("LuckPerms", "LiteBans", "LibertyBans", "AdvancedBan")) {
+            assertTrue(softDepends.contains(plugin), plugin + " loads before Warden when present: " + softDepends);
+        }
         for (String needed : List.of("  warden:", "  warden.status:", "  warden.reload:", "  warden.command:")) {
             assertTrue(yml.contains("\n" + needed + "\n"), needed);
         }
