@@ -14,6 +14,8 @@ shopt -s inherit_errexit
 
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=deploy/throwaway_lib.sh
+source "$(dirname "$0")/throwaway_lib.sh"
 cd "$REPO_ROOT"
 
 build=true
@@ -44,49 +46,16 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/warden-plugin-contract.XXXXXX")"
 out_dir="$REPO_ROOT/target/plugin-contract"
 rm -rf "$out_dir"
 mkdir -p "$out_dir"
-nats_pid=""
-db_name=""
 cleanup() {
-    if [[ -n "$nats_pid" ]]; then stop_pid "$nats_pid" "contract nats-server" 15; fi
-    if [[ -n "$db_name" ]]; then
-        "$PG_BIN/psql" "$TEST_DATABASE_URL" -qAtc "DROP DATABASE IF EXISTS $db_name WITH (FORCE)" >/dev/null ||
-            warn "could not drop database $db_name"
-    fi
-    pg_stop "$work/pg/data" immediate || true
+    throwaway_cleanup
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-nats_port="$(free_port)"
-mkdir -p "$work/nats/store"
-cat >"$work/nats/nats.conf" <<CONF
-listen: 127.0.0.1:$nats_port
-max_payload: 8MB
-jetstream { store_dir: "$work/nats/store" }
-CONF
-"$NATS_BIN" -c "$work/nats/nats.conf" </dev/null >"$out_dir/nats.log" 2>&1 &
-nats_pid=$!
-for ((i = 0; i < 100; i++)); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$nats_port") 2>/dev/null && break
-    pid_alive "$nats_pid" || die "nats-server exited: $(tail -n 5 "$out_dir/nats.log")"
-    sleep 0.1
-done
-
-if [[ -n "${TEST_DATABASE_URL:-}" ]]; then
-    [[ "$TEST_DATABASE_URL" != *\?* ]] || die "TEST_DATABASE_URL with query parameters is not supported here"
-    db_name="warden_plugin_contract_$(random_hex 6)"
-    "$PG_BIN/psql" "$TEST_DATABASE_URL" -qAtc "CREATE DATABASE $db_name" >/dev/null
-    database_url="${TEST_DATABASE_URL%/*}/$db_name"
-else
-    mkdir -p "$work/pg"
-    pg_own_dir "$work"
-    pg_init "$work/pg/data"
-    pg_port="$(free_port)"
-    pg_start "$work/pg/data" "$work/pg/run" "$pg_port" "$work/pg/postgres.log" \
-        "fsync = off" "synchronous_commit = off" "max_connections = 100"
-    pg_ensure_db "$pg_port" warden
-    database_url="postgres://postgres@127.0.0.1:$pg_port/warden"
-fi
+throwaway_nats "$work/nats" "$out_dir/nats.log"
+nats_port="$THROWAWAY_NATS_PORT"
+throwaway_database "$work" warden_plugin_contract
+database_url="$THROWAWAY_DATABASE_URL"
 
 http_port="$(free_port)"
 base_url="http://127.0.0.1:$http_port"
