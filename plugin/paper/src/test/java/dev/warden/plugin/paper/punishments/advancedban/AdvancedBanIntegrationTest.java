@@ -2,6 +2,7 @@ package dev.warden.plugin.paper.punishments.advancedban;
 
 import static dev.warden.plugin.paper.punishments.PunishmentHarness.PLAYER;
 import static dev.warden.plugin.paper.punishments.PunishmentHarness.STAFF;
+import static dev.warden.plugin.paper.punishments.PunishmentHarness.answering;
 import static dev.warden.plugin.paper.punishments.PunishmentHarness.assertPunishment;
 import static dev.warden.plugin.paper.punishments.PunishmentHarness.issue;
 import static dev.warden.plugin.paper.punishments.PunishmentHarness.revoke;
@@ -13,6 +14,8 @@ import dev.warden.plugin.core.integration.Integration;
 import dev.warden.plugin.core.integration.Integrations;
 import dev.warden.plugin.paper.punishments.PunishmentHarness;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +24,13 @@ import me.leoko.advancedban.bukkit.event.PunishmentEvent;
 import me.leoko.advancedban.bukkit.event.RevokePunishmentEvent;
 import me.leoko.advancedban.utils.Punishment;
 import me.leoko.advancedban.utils.PunishmentType;
+import org.bukkit.Server;
+import org.bukkit.entity.Player;
 import org.bukkit.event.EventHandler;
 import org.bukkit.event.EventPriority;
+import org.bukkit.event.Listener;
+import org.bukkit.plugin.Plugin;
+import org.bukkit.plugin.PluginManager;
 import org.junit.jupiter.api.Test;
 
 /** AdvancedBan's Bukkit events, as the server hands them to the listener, and the records. */
@@ -120,6 +128,34 @@ class AdvancedBanIntegrationTest {
                 past, 7), false));
         assertTrue(h.records().isEmpty());
         assertEquals(0, integration.snapshot().sent());
+    }
+
+    @Test
+    void enableRegistersTheListenerWhichFindsOnlinePlayersByName() {
+        List<Listener> registered = new ArrayList<>();
+        Player notch = answering(Player.class, Map.of("getName", "Notch", "getUniqueId", PLAYER));
+        Player moderator = answering(Player.class, Map.of("getName", "Moderator", "getUniqueId", STAFF));
+        PluginManager plugins = (PluginManager) Proxy.newProxyInstance(PluginManager.class.getClassLoader(),
+                new Class<?>[] {PluginManager.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("registerEvents")) {
+                        registered.add((Listener) args[0]);
+                        return null;
+                    }
+                    throw new UnsupportedOperationException(m.getName());
+                });
+        Server server = answering(Server.class, Map.of("getPluginManager", plugins, "getOnlinePlayers",
+                List.of(moderator, notch)));
+        Plugin warden = answering(Plugin.class, Map.of("getServer", server));
+        Integration started = h.integrations.enable("AdvancedBan", "2.3.0",
+                i -> AdvancedBanIntegration.enable(warden, h.capture, i));
+        assertTrue(started.active());
+        assertEquals(1, registered.size());
+        AdvancedBanIntegration registeredListener = (AdvancedBanIntegration) registered.get(0);
+        registeredListener.onPunishment(new PunishmentEvent(new Punishment("notch", "203.0.113.7", "Alt farm",
+                "moderator", PunishmentType.IP_BAN, START.toEpochMilli(), -1, "", 14)));
+        assertPunishment(issue("notch", "ban", "Alt farm", STAFF, "moderator", START, null, true, null, "advancedban",
+                "14"), h.only());
+        assertEquals(1, started.snapshot().sent());
     }
 
     @Test
