@@ -35,8 +35,9 @@ mvn "${mvn_args[@]}" clean verify >&2
 
 jar="$(ls "$REPO_ROOT"/plugin/paper/target/Warden-*.jar 2>/dev/null | grep -v original- | head -1 || true)"
 [[ -n "$jar" && -f "$jar" ]] || die "the build did not produce plugin/paper/target/Warden-*.jar"
-# The jar must hold our code only: never the server API surface, Gson, LuckPerms or the anti-cheat APIs.
-if jar tf "$jar" | grep -qE '^(org/bukkit|io/papermc|com/google/gson|net/luckperms|net/kyori|ac/grim|me/frep)/'; then
+# The jar must hold our code only: never the server API surface, Gson, LuckPerms, the anti-cheat
+# APIs or a punishment plugin's API (LiteBans, LibertyBans and its Omnibus, AdvancedBan).
+if jar tf "$jar" | grep -qE '^(org/bukkit|io/papermc|com/google/gson|net/luckperms|net/kyori|ac/grim|me/frep|litebans|space/arim|me/leoko)/'; then
     die "$jar holds classes the server provides; check the shade plugin's includes"
 fi
 printf '%s\n' "$jar"

@@ -96,12 +96,43 @@ public final class Capture implements WardenApi {
      */
     public void punishment(UUID player, String name, String type, String reason, UUID staffUuid,
             String staffName, Instant expiresAt, boolean ipBased, String sourcePlugin) {
+        punishmentIssued(player, name, type, reason, staffUuid, staffName, null, expiresAt, ipBased, null,
+                sourcePlugin, null);
+    }
+
+    /**
+     * A punishment a punishment plugin issued: {@code type} is ban, mute, kick or warning; {@code
+     * issuedAt} when the plugin says it began (null: now); {@code expiresAt} null for a permanent
+     * one; {@code staffUuid} null for the console; {@code scope} the plugin's server scope, or
+     * "global"; {@code externalId} the plugin's own id, which its revoke names. Returns whether
+     * the record was queued (false while punishments are not captured, or the queue is full).
+     */
+    public boolean punishmentIssued(UUID player, String name, String type, String reason, UUID staffUuid,
+            String staffName, Instant issuedAt, Instant expiresAt, boolean ipBased, String scope,
+            String sourcePlugin, String externalId) {
         if (!config.capturePunishments()) {
-            return;
+            return false;
         }
         Instant at = now();
-        queue.offer(new Records.Punishment(UuidV7.at(at), serverId, player, name, type, "issue", reason,
-                staffUuid, staffName, at, expiresAt, ipBased, null, sourcePlugin, null));
+        return queue.offer(new Records.Punishment(UuidV7.at(at), serverId, player, name, type, "issue", reason,
+                staffUuid, staffName, issuedAt == null ? at : issuedAt, expiresAt, ipBased, scope, sourcePlugin,
+                externalId));
+    }
+
+    /**
+     * The revoke of a punishment a punishment plugin issued, named by that plugin's id ({@code
+     * sourcePlugin}, {@code type} and {@code externalId} as the issue sent them), now: who revoked
+     * it ({@code staffUuid} null for the console or when the plugin does not say) and why ({@code
+     * revokeReason}, null when not given). Returns whether the record was queued.
+     */
+    public boolean punishmentRevoked(UUID player, String name, String type, UUID staffUuid, String staffName,
+            String revokeReason, String sourcePlugin, String externalId) {
+        if (!config.capturePunishments()) {
+            return false;
+        }
+        Instant at = now();
+        return queue.offer(new Records.Punishment(UuidV7.at(at), serverId, player, name, type, "revoke", null,
+                staffUuid, staffName, at, null, null, null, sourcePlugin, externalId, null, revokeReason));
     }
 
     /** A permission-group change: {@code action} is add, remove or set; network-wide. */

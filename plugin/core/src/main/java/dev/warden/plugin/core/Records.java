@@ -101,14 +101,20 @@ public final class Records {
         }
     }
 
-    /** A punishment issued (ban, mute, kick, warning) or revoked. */
+    /**
+     * A punishment issued (ban, mute, kick, warning) or revoked. A revoke names the punishment it
+     * ends by {@code externalId} (with {@code sourcePlugin} and {@code type}) or by {@code
+     * punishmentId} (the issuing record's id); its staff, time and {@code revokeReason} are the
+     * revoke's.
+     */
     public record Punishment(UUID id, UUID serverId, UUID playerUuid, String playerName, String type,
             String action, String reason, UUID staffUuid, String staffName, Instant issuedAt,
-            Instant expiresAt, Boolean ipBased, String scope, String sourcePlugin, String externalId)
-            implements WardenRecord {
+            Instant expiresAt, Boolean ipBased, String scope, String sourcePlugin, String externalId,
+            UUID punishmentId, String revokeReason) implements WardenRecord {
         public Punishment {
             playerName = Text.clip(playerName, 64);
             reason = Text.clip(reason, 2048);
+            revokeReason = Text.clip(revokeReason, 2048);
             staffName = Text.clip(staffName, 64);
             scope = Text.clip(scope, 64);
             sourcePlugin = Text.clip(sourcePlugin, 64);
@@ -116,6 +122,14 @@ public final class Records {
             if (expiresAt != null && issuedAt != null && !expiresAt.isAfter(issuedAt)) {
                 expiresAt = issuedAt.plusSeconds(1);
             }
+        }
+
+        /** An issue, or a revoke named by {@code externalId} only. */
+        public Punishment(UUID id, UUID serverId, UUID playerUuid, String playerName, String type,
+                String action, String reason, UUID staffUuid, String staffName, Instant issuedAt,
+                Instant expiresAt, Boolean ipBased, String scope, String sourcePlugin, String externalId) {
+            this(id, serverId, playerUuid, playerName, type, action, reason, staffUuid, staffName, issuedAt,
+                    expiresAt, ipBased, scope, sourcePlugin, externalId, null, null);
         }
 
         @Override
@@ -145,6 +159,8 @@ public final class Records {
             put(o, "scope", scope);
             put(o, "source_plugin", sourcePlugin);
             put(o, "external_id", externalId);
+            put(o, "punishment_id", punishmentId);
+            put(o, "revoke_reason", revokeReason);
             return o;
         }
     }

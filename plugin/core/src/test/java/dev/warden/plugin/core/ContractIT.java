@@ -199,6 +199,12 @@ class ContractIT {
         c.punishment(player, "Contract", "kick", "Spamming", null, null, null, false, "minecraft");
         c.punishment(player, "Contract", "ban", "Griefing", UUID.randomUUID(), "Moderator",
                 Instant.now().plusSeconds(86_400), false, "minecraft");
+        // A punishment plugin's mute, then its revoke naming the plugin's own id.
+        UUID moderator = UUID.randomUUID();
+        UUID admin = UUID.randomUUID();
+        assertTrue(c.punishmentIssued(player, "Contract", "mute", "Spam", moderator, "Moderator",
+                Instant.now().minusSeconds(5), Instant.now().plusSeconds(86_400), false, "lobby", "litebans", "77"));
+        assertTrue(c.punishmentRevoked(player, "Contract", "mute", admin, "Admin", "Appeal accepted", "litebans", "77"));
         Instant now = Instant.now();
         // Anti-cheat flags as the Grim and Vulcan integrations send them: ping, and the TPS sampled (19.8).
         assertTrue(c.anticheatFlag(player, "Contract", "BadPackets", "A", 4.5, "3.4 blocks", "grim", false, 87));
@@ -213,7 +219,7 @@ class ContractIT {
         props.put("nested", Map.of("list", List.of(1, "two", true)));
         assertTrue(c.track(player, "crate_opened", props));
         drained(core);
-        assertFalse(core.status().sentRecords() < 12, core.status().toString());
+        assertFalse(core.status().sentRecords() < 14, core.status().toString());
 
         // A retry after a lost answer: the same batch twice is stored once.
         Batch twice = new Batcher().batch(List.of(
@@ -313,9 +319,22 @@ class ContractIT {
         assertEquals("discord", lookup.getAsJsonObject("linked_account").get("platform").getAsString());
         assertEquals("vip", lookup.get("rank").getAsString());
 
+        waitFor("the revoke to end the mute", Duration.ofSeconds(60), () -> {
+            try {
+                for (JsonElement e : call("GET", "/api/players/" + player + "/punishments", dashKey, null)
+                        .getAsJsonObject().getAsJsonArray("items")) {
+                    if (e.getAsJsonObject().get("type").getAsString().equals("mute")) {
+                        return !e.getAsJsonObject().get("revoked_at").isJsonNull();
+                    }
+                }
+                return false;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
         JsonArray punishments = call("GET", "/api/players/" + player + "/punishments", dashKey, null)
                 .getAsJsonObject().getAsJsonArray("items");
-        assertEquals(2, punishments.size(), punishments.toString());
+        assertEquals(3, punishments.size(), punishments.toString());
         Set<String> types = new HashSet<>();
         for (JsonElement e : punishments) {
             JsonObject o = e.getAsJsonObject();
@@ -325,8 +344,19 @@ class ContractIT {
                 assertEquals("Griefing", o.get("reason").getAsString());
                 assertFalse(o.get("expires_at").isJsonNull());
             }
+            if (o.get("type").getAsString().equals("mute")) {
+                assertFalse(o.get("is_active").getAsBoolean(), "the revoke ended it: " + o);
+                assertEquals("Spam", o.get("reason").getAsString());
+                assertEquals(moderator.toString(), o.get("staff_uuid").getAsString());
+                assertEquals(admin.toString(), o.get("revoked_by").getAsString());
+                assertEquals("Appeal accepted", o.get("revoke_reason").getAsString());
+                assertEquals("litebans", o.get("source_plugin").getAsString());
+                assertEquals("lobby", o.get("scope").getAsString());
+                assertFalse(o.get("ip_based").getAsBoolean());
+                assertFalse(o.get("expires_at").isJsonNull());
+            }
         }
-        assertEquals(Set.of("kick", "ban"), types);
+        assertEquals(Set.of("kick", "ban", "mute"), types);
 
         JsonArray flags = call("GET", "/api/players/" + player + "/flags", dashKey, null)
                 .getAsJsonObject().getAsJsonArray("items");

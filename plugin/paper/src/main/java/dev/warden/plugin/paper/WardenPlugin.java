@@ -12,6 +12,7 @@ import dev.warden.plugin.paper.listener.SpigotChatListener;
 import dev.warden.plugin.paper.scheduler.PlatformScheduler;
 import java.io.IOException;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Level;
 import org.bukkit.command.PluginCommand;
 import org.bukkit.plugin.Plugin;
@@ -57,7 +58,9 @@ public final class WardenPlugin extends JavaPlugin {
         }
         scheduler.repeatOnServerThread(sampler, TickSampler.PERIOD_TICKS);
         PluginManager plugins = getServer().getPluginManager();
-        plugins.registerEvents(new PlayerListener(started.capture(), paperApi), this);
+        List<Integration> punishmentPlugins = new CopyOnWriteArrayList<>();
+        plugins.registerEvents(new PlayerListener(started.capture(), paperApi,
+                () -> punishmentPlugins.stream().anyMatch(Integration::active)), this);
         if (classExists("io.papermc.paper.event.player.AsyncChatEvent")) {
             plugins.registerEvents(new PaperChatListener(started.capture()), this);
         } else {
@@ -80,6 +83,19 @@ public final class WardenPlugin extends JavaPlugin {
         if (plugins.isPluginEnabled("Vulcan")) {
             integrations.enable("Vulcan", version("Vulcan"), i -> dev.warden.plugin.paper.vulcan.VulcanIntegration.enable(
                     this, started.capture(), started.flagCap(), i));
+        }
+        // Punishment plugins: each sends its own bans and kicks (the listener then leaves plugin kicks to it).
+        if (plugins.isPluginEnabled("LiteBans")) {
+            punishmentPlugins.add(integrations.enable("LiteBans", version("LiteBans"),
+                    i -> dev.warden.plugin.paper.punishments.litebans.LiteBansIntegration.enable(started.capture(), i)));
+        }
+        if (plugins.isPluginEnabled("LibertyBans")) {
+            punishmentPlugins.add(integrations.enable("LibertyBans", version("LibertyBans"),
+                    i -> dev.warden.plugin.paper.punishments.libertybans.LibertyBansIntegration.enable(started.capture(), i)));
+        }
+        if (plugins.isPluginEnabled("AdvancedBan")) {
+            punishmentPlugins.add(integrations.enable("AdvancedBan", version("AdvancedBan"),
+                    i -> dev.warden.plugin.paper.punishments.advancedban.AdvancedBanIntegration.enable(this, started.capture(), i)));
         }
         started.start();
         core = started;

@@ -150,6 +150,31 @@ class ListenerTest {
     }
 
     @Test
+    void withAPunishmentPluginOnItsKicksAreLeftToItAndTheServersOwnAreStillSent() {
+        ServerHarness h = new ServerHarness();
+        boolean[] pluginOn = {true};
+        PlayerListener paper = new PlayerListener(h.capture, true, () -> pluginOn[0]);
+        h.fire(paper, new PlayerKickEvent(notch, "Banned by LiteBans", "left", PlayerKickEvent.Cause.PLUGIN));
+        assertTrue(h.records().isEmpty(), "the punishment plugin sends its own kick or ban");
+        h.fire(paper, new PlayerKickEvent(notch, "Kicked by an operator", "left", PlayerKickEvent.Cause.KICK_COMMAND));
+        assertEquals("kick", only(h.records(), Records.Punishment.class).type());
+        h.fire(paper, new PlayerKickEvent(notch, "Banned", "left", PlayerKickEvent.Cause.BANNED));
+        assertEquals("ban", only(h.records(), Records.Punishment.class).type());
+        h.fire(paper, new PlayerKickEvent(notch, "IP banned", "left", PlayerKickEvent.Cause.IP_BANNED));
+        assertEquals(Boolean.TRUE, only(h.records(), Records.Punishment.class).ipBased());
+
+        PlayerListener spigot = new PlayerListener(h.capture, false, () -> pluginOn[0]);
+        h.fire(spigot, new PlayerKickEvent(notch, "Kicked", "left", null));
+        assertTrue(h.records().isEmpty(), "Spigot gives no cause: every kick is left to the punishment plugin");
+
+        pluginOn[0] = false; // the integration failed: kicks are sent from here again
+        h.fire(paper, new PlayerKickEvent(notch, "Banned by LiteBans", "left", PlayerKickEvent.Cause.PLUGIN));
+        assertEquals("kick", only(h.records(), Records.Punishment.class).type());
+        h.fire(spigot, new PlayerKickEvent(notch, "Kicked", "left", null));
+        assertEquals("kick", only(h.records(), Records.Punishment.class).type());
+    }
+
+    @Test
     void capturesCanBeSwitchedOff() {
         WardenConfig base = WardenConfig.defaults("http://x", "wdn_plugin_x");
         WardenConfig off = new WardenConfig(base.baseUrl(), base.pluginKey(), 15, null, 1000, 64, 8, 5, 10, 300,

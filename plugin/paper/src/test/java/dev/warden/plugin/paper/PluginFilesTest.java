@@ -37,10 +37,10 @@ class PluginFilesTest {
         assertTrue(yml.contains("version: 0.1.0"), "the version is filled in by the build");
         assertTrue(yml.contains("folia-supported: true"));
         Matcher soft = Pattern.compile("(?m)^softdepend: \\[(.*)]$").matcher(yml);
-        assertTrue(soft.find());
-        List<String> softdepend = List.of(soft.group(1).split(", "));
-        for (String plugin : List.of("LuckPerms", "GrimAC", "Vulcan")) {
-            assertTrue(softdepend.contains(plugin), plugin + " in " + softdepend);
+        assertTrue(soft.find(), "softdepend");
+        List<String> softDepends = List.of(soft.group(1).split(",\\s*"));
+        for (String plugin : List.of("LuckPerms", "LiteBans", "LibertyBans", "AdvancedBan", "GrimAC", "Vulcan")) {
+            assertTrue(softDepends.contains(plugin), plugin + " loads before Warden when present: " + softDepends);
         }
         for (String needed : List.of("  warden:", "  warden.status:", "  warden.reload:", "  warden.command:")) {
             assertTrue(yml.contains("\n" + needed + "\n"), needed);

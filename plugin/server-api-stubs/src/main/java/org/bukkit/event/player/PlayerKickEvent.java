@@ -51,6 +51,7 @@ public class PlayerKickEvent extends PlayerEvent implements Cancellable {
         WHITELIST,
         BANNED,
         IP_BANNED,
+        KICK_COMMAND,
         KICKED,
         UNKNOWN
     }

@@ -2,6 +2,7 @@ package dev.warden.plugin.paper.listener;
 
 import dev.warden.plugin.core.Capture;
 import java.net.InetSocketAddress;
+import java.util.function.BooleanSupplier;
 import org.bukkit.entity.Player;
 import org.bukkit.event.EventHandler;
 import org.bukkit.event.EventPriority;
@@ -18,11 +19,21 @@ import org.bukkit.event.player.PlayerQuitEvent;
 public final class PlayerListener implements Listener {
     private final Capture capture;
     private final boolean paperApi;
+    private final BooleanSupplier punishmentPluginOn;
 
     /** {@code paperApi}: the server has Paper's additions (Player#getProtocolVersion, kick causes). */
     public PlayerListener(Capture capture, boolean paperApi) {
+        this(capture, paperApi, () -> false);
+    }
+
+    /**
+     * {@code punishmentPluginOn}: true while a punishment-plugin integration sends that plugin's
+     * bans and kicks itself; kicks made by plugins are then left to it (see {@link #onKick}).
+     */
+    public PlayerListener(Capture capture, boolean paperApi, BooleanSupplier punishmentPluginOn) {
         this.capture = capture;
         this.paperApi = paperApi;
+        this.punishmentPluginOn = punishmentPluginOn;
     }
 
     @EventHandler(priority = EventPriority.MONITOR)
@@ -50,6 +61,12 @@ public final class PlayerListener implements Listener {
      * A kick, or a ban as far as the API shows one: on Paper a kick whose cause is BANNED or
      * IP_BANNED (the /ban and /ban-ip commands) is recorded as a ban, permanent unless a
      * punishment-plugin integration says otherwise.
+     *
+     * <p>While a punishment-plugin integration is on, that plugin's own records are the
+     * punishment log: its bans and kicks reach the server as kicks made by a plugin, which would
+     * otherwise be sent twice. So only the server's own kicks and bans (on Paper: the causes
+     * KICK_COMMAND, BANNED and IP_BANNED, the vanilla /kick, /ban and /ban-ip) are still sent
+     * from here; on Spigot, which has no causes, none is.
      */
     @EventHandler(priority = EventPriority.MONITOR, ignoreCancelled = true)
     @SuppressWarnings("deprecation") // getReason(): the String form exists on Spigot and Paper
@@ -57,12 +74,18 @@ public final class PlayerListener implements Listener {
         Player player = event.getPlayer();
         String type = "kick";
         boolean ipBased = false;
+        boolean vanilla = false;
         if (paperApi) {
             PlayerKickEvent.Cause cause = event.getCause();
+            vanilla = cause == PlayerKickEvent.Cause.KICK_COMMAND || cause == PlayerKickEvent.Cause.BANNED
+                    || cause == PlayerKickEvent.Cause.IP_BANNED;
             if (cause == PlayerKickEvent.Cause.BANNED || cause == PlayerKickEvent.Cause.IP_BANNED) {
                 type = "ban";
                 ipBased = cause == PlayerKickEvent.Cause.IP_BANNED;
             }
+        }
+        if (!vanilla && punishmentPluginOn.getAsBoolean()) {
+            return;
         }
         capture.punishment(player.getUniqueId(), player.getName(), type, stripColors(event.getReason()),
                 null, null, null, ipBased, "minecraft");

@@ -1,0 +1,8 @@
+package space.arim.libertybans.api;
+
+public enum PunishmentType {
+    BAN,
+    MUTE,
+    WARN,
+    KICK
+}

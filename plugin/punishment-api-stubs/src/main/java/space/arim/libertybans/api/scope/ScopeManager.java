@@ -1,0 +1,5 @@
+package space.arim.libertybans.api.scope;
+
+public interface ScopeManager {
+    ServerScope globalScope();
+}

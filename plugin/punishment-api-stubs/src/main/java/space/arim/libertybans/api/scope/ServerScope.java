@@ -1,0 +1,3 @@
+package space.arim.libertybans.api.scope;
+
+public interface ServerScope {}

@@ -1,0 +1,3 @@
+package space.arim.omnibus.events;
+
+public interface AsyncEvent extends Event {}
