@@ -120,6 +120,7 @@ public final class WardenCore {
             return;
         }
         stopped = true;
+        integrations.stopAll();
         long deadline = System.currentTimeMillis() + flushSeconds * 1000L;
         thread.shutdown();
         try {

@@ -17,7 +17,12 @@ public final class Integration {
         /** Listening and sending. */
         ON,
         /** Disabled by a failure; {@link Snapshot#problem()} says which. */
-        FAILED
+        FAILED,
+        /**
+         * Warden itself was disabled. Some plugins' event buses cannot unsubscribe a listener, so
+         * the handlers stay registered and do nothing.
+         */
+        STOPPED
     }
 
     /** What {@code /warden status} shows of one integration. */
@@ -54,7 +59,7 @@ public final class Integration {
      */
     public void fail(String what, Throwable cause) {
         synchronized (this) {
-            if (state == State.FAILED) {
+            if (state != State.ON) {
                 return;
             }
             problem = what + ": " + cause;
@@ -79,6 +84,13 @@ public final class Integration {
                 fail(what, e);
             }
         };
+    }
+
+    /** Stops the handlers for good (Warden is being disabled); nothing is logged. */
+    void stop() {
+        synchronized (this) {
+            state = State.STOPPED;
+        }
     }
 
     /** Counts a record queued for the service. */

@@ -41,6 +41,16 @@ public final class Integrations {
         return integration;
     }
 
+    /**
+     * Stops every integration's handlers: called when Warden is disabled, so a listener another
+     * plugin keeps (its event bus has no unsubscribe) sends nothing to a core that is gone.
+     */
+    public void stopAll() {
+        synchronized (enabled) {
+            enabled.forEach(Integration::stop);
+        }
+    }
+
     public List<Integration.Snapshot> snapshot() {
         synchronized (enabled) {
             List<Integration.Snapshot> out = new ArrayList<>(enabled.size());
@@ -61,10 +71,10 @@ public final class Integrations {
             if (s.version() != null) {
                 line.append(' ').append(s.version());
             }
-            if (s.state() == Integration.State.FAILED) {
-                line.append(": failed (").append(s.problem()).append(')');
-            } else {
-                line.append(": on");
+            switch (s.state()) {
+                case FAILED -> line.append(": failed (").append(s.problem()).append(')');
+                case STOPPED -> line.append(": stopped");
+                case ON -> line.append(": on");
             }
             line.append(", ").append(s.sent()).append(" sent");
             if (s.dropped() > 0) {

@@ -83,4 +83,20 @@ class IntegrationsTest {
                 Integrations.statusLines(List.of(integration.snapshot())));
         assertEquals(List.of("  integrations: none (no supported plugin found)"), Integrations.statusLines(List.of()));
     }
+
+    @Test
+    void stoppedIntegrationsIgnoreLaterEventsWithoutAWarning() {
+        Integrations integrations = new Integrations(logger);
+        Integration integration = integrations.enable("LiteBans", "2.16", i -> {});
+        List<String> handled = new ArrayList<>();
+        Consumer<String> handler = integration.guard("a ban", handled::add);
+        handler.accept("before");
+        integrations.stopAll();
+        handler.accept("after");
+        integration.fail("a ban", new IllegalStateException("late"));
+        assertEquals(List.of("before"), handled);
+        assertEquals(Integration.State.STOPPED, integration.snapshot().state());
+        assertEquals(0, warnings.size());
+        assertEquals("    LiteBans 2.16: stopped, 0 sent", Integrations.statusLines(integrations.snapshot()).get(1));
+    }
 }
