@@ -1,6 +1,7 @@
 package org.bukkit;
 
 import java.util.Collection;
+import java.util.UUID;
 import org.bukkit.entity.Player;
 import org.bukkit.plugin.PluginManager;
 import org.bukkit.plugin.ServicesManager;
@@ -16,6 +17,9 @@ public interface Server {
     Collection<? extends Player> getOnlinePlayers();
 
     int getMaxPlayers();
+
+    /** The online player with this UUID, or null. */
+    Player getPlayer(UUID id);
 
     PluginManager getPluginManager();
 

@@ -2,10 +2,12 @@ package org.bukkit.entity;
 
 import java.net.InetSocketAddress;
 import org.bukkit.OfflinePlayer;
-import org.bukkit.command.CommandSender;
 
-/** In paper-api, Player extends HumanEntity (and so CommandSender), OfflinePlayer and NetworkClient. */
-public interface Player extends CommandSender, OfflinePlayer, com.destroystokyo.paper.network.NetworkClient {
+/**
+ * In paper-api, Player extends HumanEntity (and so Entity and CommandSender), OfflinePlayer and
+ * NetworkClient.
+ */
+public interface Player extends Entity, OfflinePlayer, com.destroystokyo.paper.network.NetworkClient {
     @Override
     String getName();
 
@@ -14,4 +16,8 @@ public interface Player extends CommandSender, OfflinePlayer, com.destroystokyo.
 
     /** The server's estimate of the player's round trip, in milliseconds. */
     int getPing();
+
+    /** Deprecated on Paper (which prefers kick(Component)); Spigot's only form. */
+    @Deprecated
+    void kickPlayer(String message);
 }

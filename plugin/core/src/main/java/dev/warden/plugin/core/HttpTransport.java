@@ -47,7 +47,7 @@ public final class HttpTransport implements Transport {
     }
 
     /** {@code Retry-After} as seconds: delta-seconds or an HTTP date; -1 when unreadable. */
-    static long retryAfterSeconds(String value) {
+    public static long retryAfterSeconds(String value) {
         String v = value.strip();
         try {
             return Math.max(0, Long.parseLong(v));

@@ -1,5 +1,13 @@
 package dev.warden.plugin.core;
 
+import dev.warden.plugin.core.enforce.ActionFeed;
+import dev.warden.plugin.core.enforce.EnforcementConfig;
+import dev.warden.plugin.core.enforce.Enforcer;
+import dev.warden.plugin.core.enforce.FeedState;
+import dev.warden.plugin.core.enforce.FeedStatus;
+import dev.warden.plugin.core.enforce.FeedTransport;
+import dev.warden.plugin.core.enforce.HttpFeedTransport;
+import dev.warden.plugin.core.enforce.Sanctions;
 import dev.warden.plugin.core.integration.FlagCap;
 import dev.warden.plugin.core.integration.Integrations;
 import java.io.IOException;
@@ -28,6 +36,10 @@ public final class WardenCore {
     private final Spool spool;
     private final Delivery delivery;
     private final ScheduledExecutorService thread;
+    private final Sanctions sanctions = new Sanctions();
+    private final FeedState feedState;
+    private volatile WardenConfig config;
+    private volatile ActionFeed feed;
     private volatile boolean stopped;
 
     public WardenCore(Path dataFolder, WardenConfig config, ServerStats stats, Logger logger) throws IOException {
@@ -37,7 +49,10 @@ public final class WardenCore {
     public WardenCore(Path dataFolder, WardenConfig config, ServerStats stats, Logger logger, Transport transport)
             throws IOException {
         this.logger = logger;
+        this.config = config;
         UUID serverId = ServerIdentity.loadOrCreate(dataFolder);
+        // The ban and mute lists as of the last sync: enforced from the start, even offline.
+        this.feedState = FeedState.load(dataFolder, sanctions);
         this.queue = new EventQueue(config.queueCapacity());
         this.capture = new Capture(queue, serverId, config, Clock.systemUTC(), stats);
         this.integrations = new Integrations(logger);
@@ -67,6 +82,35 @@ public final class WardenCore {
         }, 0, 500, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Starts reading the dashboard's actions and enforcing them through {@code enforcer}. Nothing
+     * happens when {@code enforcement.enabled()} is false (the lists already loaded still answer).
+     */
+    public void startEnforcement(EnforcementConfig enforcement, Enforcer enforcer) {
+        startEnforcement(enforcement, enforcer, new HttpFeedTransport(config.baseUrl(), config.pluginKey(), USER_AGENT));
+    }
+
+    public synchronized void startEnforcement(EnforcementConfig enforcement, Enforcer enforcer, FeedTransport transport) {
+        if (!enforcement.enabled() || feed != null || stopped) {
+            return;
+        }
+        ActionFeed started = new ActionFeed(feedState, sanctions, enforcer, serverId(), enforcement, transport,
+                config.maxBackoffSeconds(), Clock.systemUTC(), logger);
+        started.start();
+        feed = started;
+    }
+
+    /** The local ban and mute lists (read them on any thread). */
+    public Sanctions sanctions() {
+        return sanctions;
+    }
+
+    /** The action feed's status, or null when enforcement is off. */
+    public FeedStatus feedStatus() {
+        ActionFeed f = feed;
+        return f == null ? null : f.status();
+    }
+
     public Capture capture() {
         return capture;
     }
@@ -87,9 +131,21 @@ public final class WardenCore {
 
     /** Applies new settings (URL, key, interval, capture switches) without losing anything queued. */
     public void reload(WardenConfig config) {
+        this.config = config;
         capture.configure(config);
         Transport transport = new HttpTransport(config.baseUrl(), config.pluginKey(), USER_AGENT);
         thread.execute(() -> delivery.configure(config, transport));
+    }
+
+    /** New enforcement settings (on /warden reload); a feed that was off starts. */
+    public void reloadEnforcement(EnforcementConfig enforcement, Enforcer enforcer) {
+        ActionFeed f = feed;
+        if (f == null) {
+            startEnforcement(enforcement, enforcer);
+        } else {
+            f.configure(enforcement, new HttpFeedTransport(config.baseUrl(), config.pluginKey(), USER_AGENT),
+                    config.maxBackoffSeconds());
+        }
     }
 
     public Status status() {
@@ -121,6 +177,10 @@ public final class WardenCore {
         }
         stopped = true;
         integrations.stopAll();
+        ActionFeed f = feed;
+        if (f != null) {
+            f.stop(1000);
+        }
         long deadline = System.currentTimeMillis() + flushSeconds * 1000L;
         thread.shutdown();
         try {
