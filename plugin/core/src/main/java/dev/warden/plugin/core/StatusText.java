@@ -1,5 +1,6 @@
 package dev.warden.plugin.core;
 
+import dev.warden.plugin.core.enforce.FeedStatus;
 import dev.warden.plugin.core.integration.Integration;
 import dev.warden.plugin.core.integration.Integrations;
 import java.time.Duration;
@@ -31,6 +32,20 @@ public final class StatusText {
                         : s.lastError() + " (" + ago(s.lastErrorAt(), now) + " ago)")));
         lines.addAll(Integrations.statusLines(integrations));
         return lines;
+    }
+
+    /** The action feed's lines: after {@link #lines}, when enforcement is on. */
+    public static List<String> feedLines(FeedStatus f, Instant now) {
+        if (f == null) {
+            return List.of("  actions: off (enforcement.enabled is false)");
+        }
+        return List.of(
+                "  actions: " + f.connection() + ", cursor " + (f.cursor() == null ? "none yet" : f.cursor())
+                        + (f.serverGroup() == null ? "" : ", server group " + f.serverGroup()),
+                "  last action: " + (f.lastAction() == null ? "none" : f.lastAction() + " (" + ago(f.lastActionAt(), now) + " ago)"),
+                "  known: " + f.bans() + " ban(s), " + f.mutes() + " mute(s)"
+                        + (f.pendingAcks() > 0 ? "; " + f.pendingAcks() + " ack(s) waiting" : "")
+                        + (f.lastError() == null ? "" : "; last error: " + f.lastError() + " (" + ago(f.lastErrorAt(), now) + " ago)"));
     }
 
     private static String ago(Instant from, Instant to) {

@@ -137,10 +137,13 @@ public final class WardenCore {
         thread.execute(() -> delivery.configure(config, transport));
     }
 
-    /** New enforcement settings (on /warden reload); a feed that was off starts. */
-    public void reloadEnforcement(EnforcementConfig enforcement, Enforcer enforcer) {
+    /** New enforcement settings (on /warden reload): a feed that was off starts, one turned off stops. */
+    public synchronized void reloadEnforcement(EnforcementConfig enforcement, Enforcer enforcer) {
         ActionFeed f = feed;
-        if (f == null) {
+        if (f != null && !enforcement.enabled()) {
+            f.stop(1000);
+            feed = null;
+        } else if (f == null) {
             startEnforcement(enforcement, enforcer);
         } else {
             f.configure(enforcement, new HttpFeedTransport(config.baseUrl(), config.pluginKey(), USER_AGENT),

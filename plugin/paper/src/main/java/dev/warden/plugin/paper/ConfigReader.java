@@ -2,6 +2,7 @@ package dev.warden.plugin.paper;
 
 import dev.warden.plugin.core.CommandRedactor;
 import dev.warden.plugin.core.WardenConfig;
+import dev.warden.plugin.core.enforce.EnforcementConfig;
 import dev.warden.plugin.core.integration.FlagCap;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +24,14 @@ final class ConfigReader {
         if (cap != null) {
             out.add(cap);
         }
+        out.addAll(enforcement(c).problems());
         return out;
+    }
+
+    /** {@code server-group} and {@code enforcement.*}: the dashboard's actions on this server. */
+    static EnforcementConfig enforcement(ConfigurationSection c) {
+        return new EnforcementConfig(c.getBoolean("enforcement.enabled", true), c.getString("server-group", ""),
+                c.getInt("enforcement.wait-seconds", EnforcementConfig.DEFAULTS.waitSeconds()));
     }
 
     static WardenConfig read(ConfigurationSection c) {

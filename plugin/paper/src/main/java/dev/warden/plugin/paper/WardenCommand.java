@@ -2,6 +2,7 @@ package dev.warden.plugin.paper;
 
 import dev.warden.plugin.core.Status;
 import dev.warden.plugin.core.StatusText;
+import dev.warden.plugin.core.enforce.FeedStatus;
 import dev.warden.plugin.core.integration.Integration;
 import java.time.Instant;
 import java.util.List;
@@ -22,11 +23,19 @@ final class WardenCommand implements CommandExecutor, TabCompleter {
     private final Supplier<Status> status;
     private final Supplier<List<Integration.Snapshot>> integrations;
     private final Reloader reloader;
+    private final Supplier<FeedStatus> feed;
 
     WardenCommand(Supplier<Status> status, Supplier<List<Integration.Snapshot>> integrations, Reloader reloader) {
+        this(status, integrations, reloader, null);
+    }
+
+    /** {@code feed}: the action feed's status (null supplier: not shown). */
+    WardenCommand(Supplier<Status> status, Supplier<List<Integration.Snapshot>> integrations, Reloader reloader,
+            Supplier<FeedStatus> feed) {
         this.status = status;
         this.integrations = integrations;
         this.reloader = reloader;
+        this.feed = feed;
     }
 
     @Override
@@ -38,8 +47,13 @@ final class WardenCommand implements CommandExecutor, TabCompleter {
                     sender.sendMessage("You do not have permission (warden.status).");
                     return true;
                 }
-                for (String line : StatusText.lines(status.get(), integrations.get(), Instant.now())) {
+                Status s = status.get();
+                Instant now = Instant.now();
+                for (String line : StatusText.lines(s, integrations.get(), now)) {
                     sender.sendMessage(line);
+                }
+                if (s != null && feed != null) {
+                    StatusText.feedLines(feed.get(), now).forEach(sender::sendMessage);
                 }
             }
             case "reload" -> {

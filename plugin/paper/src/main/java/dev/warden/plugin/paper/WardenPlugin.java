@@ -4,13 +4,19 @@ import dev.warden.plugin.api.WardenApi;
 import dev.warden.plugin.core.Status;
 import dev.warden.plugin.core.WardenConfig;
 import dev.warden.plugin.core.WardenCore;
+import dev.warden.plugin.core.enforce.FeedStatus;
 import dev.warden.plugin.core.integration.Integration;
 import dev.warden.plugin.core.integration.Integrations;
+import dev.warden.plugin.paper.enforce.LoginGuard;
+import dev.warden.plugin.paper.enforce.PaperEnforcer;
+import dev.warden.plugin.paper.enforce.PaperMuteListener;
+import dev.warden.plugin.paper.enforce.SpigotMuteListener;
 import dev.warden.plugin.paper.listener.PaperChatListener;
 import dev.warden.plugin.paper.listener.PlayerListener;
 import dev.warden.plugin.paper.listener.SpigotChatListener;
 import dev.warden.plugin.paper.scheduler.PlatformScheduler;
 import java.io.IOException;
+import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Level;
@@ -31,7 +37,7 @@ public final class WardenPlugin extends JavaPlugin {
         scheduler = PlatformScheduler.forServer(this);
         PluginCommand command = getCommand("warden");
         if (command != null) {
-            WardenCommand executor = new WardenCommand(this::status, this::integrations, this::reload);
+            WardenCommand executor = new WardenCommand(this::status, this::integrations, this::reload, this::feedStatus);
             command.setExecutor(executor);
             command.setTabCompleter(executor);
         }
@@ -61,10 +67,14 @@ public final class WardenPlugin extends JavaPlugin {
         List<Integration> punishmentPlugins = new CopyOnWriteArrayList<>();
         plugins.registerEvents(new PlayerListener(started.capture(), paperApi,
                 () -> punishmentPlugins.stream().anyMatch(Integration::active)), this);
+        // The dashboard's bans and mutes: the local lists answer at login and in chat (no network).
+        plugins.registerEvents(new LoginGuard(started.sanctions(), Clock.systemUTC()), this);
         if (classExists("io.papermc.paper.event.player.AsyncChatEvent")) {
             plugins.registerEvents(new PaperChatListener(started.capture()), this);
+            plugins.registerEvents(new PaperMuteListener(started.sanctions(), Clock.systemUTC()), this);
         } else {
             plugins.registerEvents(new SpigotChatListener(started.capture()), this);
+            plugins.registerEvents(new SpigotMuteListener(started.sanctions(), Clock.systemUTC()), this);
         }
         getServer().getServicesManager().register(WardenApi.class, started.capture(), this, ServicePriority.Normal);
         Warden.set(started.capture());
@@ -98,6 +108,7 @@ public final class WardenPlugin extends JavaPlugin {
                     i -> dev.warden.plugin.paper.punishments.advancedban.AdvancedBanIntegration.enable(this, started.capture(), i)));
         }
         started.start();
+        started.startEnforcement(ConfigReader.enforcement(getConfig()), new PaperEnforcer(scheduler));
         core = started;
         getLogger().info("Warden: sending to " + config.baseUrl() + " as server " + started.serverId()
                 + (folia ? " (Folia schedulers)" : ""));
@@ -115,6 +126,7 @@ public final class WardenPlugin extends JavaPlugin {
             start(config);
         } else {
             current.reload(config);
+            current.reloadEnforcement(ConfigReader.enforcement(getConfig()), new PaperEnforcer(scheduler));
             current.flagCap().limit(ConfigReader.maxFlagsPerCheck(getConfig()));
         }
         return List.of();
@@ -130,6 +142,11 @@ public final class WardenPlugin extends JavaPlugin {
     private String version(String plugin) {
         Plugin other = getServer().getPluginManager().getPlugin(plugin);
         return other == null ? null : other.getDescription().getVersion();
+    }
+
+    private FeedStatus feedStatus() {
+        WardenCore current = core;
+        return current == null ? null : current.feedStatus();
     }
 
     private Status status() {

@@ -30,6 +30,8 @@ public final class ActionFeed {
     /** Kicks and warnings older than this when they arrive (a first run, a long outage) are skipped. */
     public static final Duration STALE_AFTER = Duration.ofMinutes(10);
     static final int ACKS_PER_REQUEST = 100;
+    private static final java.time.format.DateTimeFormatter UNTIL =
+            java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'").withZone(java.time.ZoneOffset.UTC);
 
     private final FeedState state;
     private final Sanctions sanctions;
@@ -248,8 +250,7 @@ public final class ActionFeed {
     }
 
     private static String until(Instant expiresAt) {
-        return expiresAt == null ? "" : " until " + expiresAt.truncatedTo(java.time.temporal.ChronoUnit.MINUTES)
-                .toString().replace('T', ' ').replace("Z", " UTC");
+        return expiresAt == null ? "" : " until " + UNTIL.format(expiresAt);
     }
 
     private static String describe(Action a) {

@@ -157,6 +157,10 @@ class ActionFeedTest {
         assertEquals(SERVER.toString(), script.acks.get(0).get("server_id").getAsString());
         assertEquals("101", feed.status().cursor());
         assertEquals(1, feed.status().bans());
+        String lines = String.join("\n", dev.warden.plugin.core.StatusText.feedLines(feed.status(), NOW.plusSeconds(5)));
+        assertTrue(lines.contains("actions: connected, cursor 101"), lines);
+        assertTrue(lines.contains("last action: ban of Notch (applied) (5 s ago)"), lines);
+        assertTrue(lines.contains("known: 1 ban(s), 0 mute(s)"), lines);
 
         // A restart: the list and the cursor come back from the data folder.
         Sanctions again = new Sanctions();

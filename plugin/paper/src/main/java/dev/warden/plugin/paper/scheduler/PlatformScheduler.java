@@ -1,5 +1,9 @@
 package dev.warden.plugin.paper.scheduler;
 
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.bukkit.entity.Player;
 import org.bukkit.plugin.Plugin;
 
 /**
@@ -10,6 +14,13 @@ import org.bukkit.plugin.Plugin;
 public interface PlatformScheduler {
     /** Runs {@code task} every {@code periodTicks} ticks on the server thread. */
     void repeatOnServerThread(Runnable task, long periodTicks);
+
+    /**
+     * Runs {@code task} with the online player of this id on the thread that owns them (Bukkit's
+     * main thread; on Folia the player's region). Completes with true once it ran, false when the
+     * player is not online (or left before it could run). Callable from any thread.
+     */
+    CompletableFuture<Boolean> withPlayer(UUID player, Consumer<Player> task);
 
     /** Cancels everything this plugin scheduled. */
     void cancelAll();
