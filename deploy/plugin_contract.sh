@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The plugin's cross-language contract test: the plugin core (Java) sends every record kind to a
+# The plugin's cross-language contract tests: the plugin core (Java) sends every record kind to a
 # real stack (the debug build of `stack` on a private nats-server and PostgreSQL database) and reads
-# each back through the dashboard API, with the stack killed and restarted in the middle.
+# each back through the dashboard API, with the stack killed and restarted in the middle; and two
+# plugin cores read the dashboard's actions from the stack's feed and enforce each once, across a
+# restart of the stack and of one core (EnforcementIT).
 #
 #   ./deploy/plugin_contract.sh [--no-build]
 #
@@ -72,5 +74,5 @@ chmod 700 "$work/run-stack.sh"
 
 section "plugin contract test"
 WARDEN_IT_STACK_CMD="$work/run-stack.sh" WARDEN_IT_BASE_URL="$base_url" WARDEN_IT_ADMIN_KEY="$admin_key" \
-    WARDEN_IT_STACK_LOG="$out_dir/stack.log" \
-    mvn -B -ntp -f plugin/pom.xml -pl core test -Dtest=ContractIT -Dsurefire.failIfNoSpecifiedTests=false
+    WARDEN_IT_STACK_LOG="$out_dir/stack.log" WARDEN_IT_NATS_URL="nats://127.0.0.1:$nats_port" \
+    mvn -B -ntp -f plugin/pom.xml -pl core test -Dtest='ContractIT,EnforcementIT' -Dsurefire.failIfNoSpecifiedTests=false

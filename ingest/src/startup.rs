@@ -32,6 +32,11 @@ pub struct Ingest {
 }
 
 impl Ingest {
+    /// Paths whose responses may take longer than the request deadline (the action feed's
+    /// long-poll): whoever serves [`Ingest::api`] exempts them
+    /// ([`shared::serve::ServeLimits::long_lived_paths`]).
+    pub const LONG_LIVED_PATHS: &'static [&'static str] = &[routes::ACTIONS_PATH];
+
     /// Connects to NATS, checks the event stream, and starts mirroring the key bucket.
     pub async fn build(config: &Config, shutdown: CancellationToken) -> anyhow::Result<Ingest> {
         let log = &config.common.event_log;
@@ -79,6 +84,8 @@ impl Ingest {
             keys: keys.clone(),
             publisher: publisher.clone(),
             coalescer: Coalescer::new(publisher.clone(), coalesce),
+            jetstream: js.clone(),
+            stream: log.stream.clone(),
             subjects,
             keyring,
             ip_hasher: IpHasher::new(config.ip_hash_key.expose().as_bytes()),
@@ -128,7 +135,10 @@ impl App {
     /// Builds ingest and binds `config.bind_addr` (port 0 picks a free port).
     pub async fn build(config: Config, shutdown: CancellationToken) -> anyhow::Result<App> {
         let ingest = Ingest::build(&config, shutdown).await?;
-        let limits = config.common.serve;
+        let limits = shared::serve::ServeLimits {
+            long_lived_paths: Ingest::LONG_LIVED_PATHS,
+            ..config.common.serve
+        };
         BoundRouter::bind(config.bind_addr, ingest.api, ingest.readiness, limits)
             .await
             .map(App)

@@ -1,6 +1,7 @@
 //! What every ingest request handler shares.
 
 use crate::coalesce::Coalescer;
+use async_nats::jetstream;
 use shared::key_directory::KeyDirectory;
 use shared::key_usage::KeyUsage;
 use shared::privacy::Keyring;
@@ -19,6 +20,10 @@ pub struct AppState {
     pub publisher: Publisher,
     /// Appends a write's log messages through `publisher`, merged with concurrent writes'.
     pub coalescer: Coalescer,
+    /// Reads the log (the action feed).
+    pub jetstream: jetstream::Context,
+    /// The event stream's name.
+    pub stream: String,
     /// The log's subject scheme.
     pub subjects: Subjects,
     /// Seals personal fields before they reach the log.

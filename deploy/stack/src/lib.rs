@@ -64,8 +64,15 @@ pub struct Stack {
 impl Stack {
     /// Builds every service (the projector first: it applies the migrations) and binds.
     pub async fn build(config: StackConfig, shutdown: CancellationToken) -> anyhow::Result<Stack> {
+        // Both services' long-lived paths; the few bytes of the joined list live as long as
+        // the process (a stack is built once, or a few times in tests).
+        let long_lived: Vec<&'static str> = ingest::Ingest::LONG_LIVED_PATHS
+            .iter()
+            .chain(query_api::QueryApi::LONG_LIVED_PATHS)
+            .copied()
+            .collect();
         let limits = ServeLimits {
-            long_lived_paths: query_api::QueryApi::LONG_LIVED_PATHS,
+            long_lived_paths: Box::leak(long_lived.into_boxed_slice()),
             ..config.ingest.common.serve
         };
         let projector = projector::Projector::build(&config.projector).await?;

@@ -1,5 +1,6 @@
-//! The plugin write endpoints.
+//! The plugin endpoints: the writes, and the action feed.
 
+mod actions;
 mod custom_events;
 pub mod openapi;
 mod plugin_records;
@@ -13,6 +14,8 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tower::limit::GlobalConcurrencyLimitLayer;
 
+pub use actions::PATH as ACTIONS_PATH;
+
 /// Every plugin write route behind the plugin gate (`crate::auth`), with state applied; a
 /// write is processed only while it holds one of `slots`' permits.
 pub fn router(state: AppState, slots: Arc<Semaphore>) -> Router {
@@ -25,7 +28,9 @@ pub fn router(state: AppState, slots: Arc<Semaphore>) -> Router {
         // authenticated writes within their quota wait for a slot, so a flood of bad keys
         // cannot crowd out good ones. A waiting write's body stays in the socket, so memory is
         // bounded by the slots, not by the number of clients.
-        .route_layer(GlobalConcurrencyLimitLayer::with_semaphore(slots));
+        .route_layer(GlobalConcurrencyLimitLayer::with_semaphore(slots))
+        // Added after the slot layer: a long-poll waiting for an action holds no write slot.
+        .merge(actions::router());
     mount(writes, state)
         // Outside the gate: the document is public, like query-api's.
         .merge(openapi::router())

@@ -2,6 +2,7 @@
 //! answer. Served alone at `/api/plugin/openapi.json` (a path the edge routes to ingest); the
 //! all-in-one stack merges it with query-api's at `/api/openapi.json`.
 
+use super::actions::ActionPage;
 use super::custom_events::EventAccepted;
 use crate::write::WriteReport;
 use axum::routing::get;
@@ -125,14 +126,33 @@ plugin_write!(
 #[allow(dead_code)] // The route is `custom_events::write_events`; this is its documentation.
 fn custom_events() {}
 
+/// Read the dashboard's actions (bans, mutes, kicks, warnings, revokes) for this key's account,
+/// oldest first, after a cursor; with none waiting, wait up to `wait` seconds for one
+/// (a long-poll).
+#[utoipa::path(get, path = "/api/plugin/actions", tag = "plugin",
+    security(("plugin_key" = [])),
+    params(
+        ("after" = Option<String>, Query, pattern = "^[0-9]{1,19}$",
+            description = "The `cursor` of the last page (opaque); absent: from the account's first action"),
+        ("wait" = Option<u32>, Query, minimum = 0, maximum = 30,
+            description = "Seconds to wait for an action when none is waiting (default 25)"),
+    ),
+    responses(
+        (status = 200, description = "At most 100 actions after the cursor (none after the wait), and the cursor to pass next", body = ActionPage),
+        (status = 422, description = "`after` is not a cursor, or `wait` is not 0 to 30", body = Problem),
+        (status = 503, description = "The event log cannot be read; retry", body = Problem),
+    ))]
+#[allow(dead_code)] // The route is `actions::feed`; this is its documentation.
+fn actions() {}
+
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Warden ingest API",
         description = "The plugin write endpoints. Every error is RFC 9457 problem details \
             (application/problem+json) with a stable `code`."),
     paths(heartbeat, chat, punishments, anticheat_flags, sessions, rank_changes, account_links,
-        custom_events),
-    components(schemas(Problem, RejectedRecord, WriteReport, EventAccepted)),
+        custom_events, actions),
+    components(schemas(Problem, RejectedRecord, WriteReport, EventAccepted, ActionPage)),
     tags((name = "plugin", description = "Writes from the game-server plugin (plugin key)")),
 )]
 struct IngestDoc;
@@ -261,8 +281,17 @@ mod tests {
             Some(2)
         );
         for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-            let responses = &item["post"]["responses"];
-            for status in ["400", "401", "403", "413", "415", "422", "429", "503"] {
+            let (responses, statuses) = match item.get("post") {
+                Some(post) => (
+                    &post["responses"],
+                    &["400", "401", "403", "413", "415", "422", "429", "503"][..],
+                ),
+                None => (
+                    &item["get"]["responses"],
+                    &["400", "401", "403", "422", "429", "503"][..],
+                ),
+            };
+            for status in statuses {
                 let content = &responses[status]["content"];
                 assert!(
                     content.get("application/problem+json").is_some(),

@@ -3,6 +3,7 @@
 // Items are shared between the test modules of this binary only.
 #![allow(unreachable_pub)]
 
+mod actions;
 mod auth;
 mod document;
 mod hardening;

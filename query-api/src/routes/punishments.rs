@@ -54,6 +54,9 @@ pub struct PunishmentItem {
     pub source_plugin: Option<String>,
     /// Whether it targets the player's IP.
     pub ip_based: bool,
+    /// For a punishment issued on the dashboard: the servers that applied it (their names, else
+    /// their ids), from their acknowledgements; empty otherwise.
+    pub applied_on: Vec<String>,
 }
 
 /// A page of punishments.
@@ -80,9 +83,15 @@ pub fn columns() -> String {
          COALESCE(p.staff_name, staff.username) AS staff_username, p.server_id, \
          s.name AS server_name, p.issued_at, p.expires_at, {IS_ACTIVE} AS is_active, \
          p.revoked_at, p.revoked_by, p.revoked_by_name AS revoked_by_username, \
-         p.revoke_reason, p.scope, p.source_plugin, p.ip_based"
+         p.revoke_reason, p.scope, p.source_plugin, p.ip_based, {APPLIED_ON} AS applied_on"
     )
 }
+
+/// SQL expression: the servers that applied punishment `p` (a dashboard action's punishment
+/// has the action's id), from `action_deliveries`.
+const APPLIED_ON: &str = "ARRAY(SELECT COALESCE(ds.name, d.server_id::text) FROM action_deliveries d \
+    LEFT JOIN servers ds ON ds.account_id = d.account_id AND ds.id = d.server_id \
+    WHERE d.account_id = p.account_id AND d.action_id = p.id AND d.outcome = 'applied' ORDER BY 1)";
 
 /// The joins [`columns`] reads: the server's name and the issuer's player name.
 pub const JOINS: &str = "LEFT JOIN servers s ON s.account_id = p.account_id AND s.id = p.server_id \

@@ -72,7 +72,7 @@ async fn punishments_report_every_field_and_whether_they_are_active() -> anyhow:
                "issued_at": iso(ago(now, 100)), "expires_at": null, "is_active": true,
                "revoked_at": null, "revoked_by": null, "revoked_by_username": null,
                "revoke_reason": null, "scope": "global", "source_plugin": "litebans",
-               "ip_based": false})
+               "ip_based": false, "applied_on": []})
     );
     let active: Vec<&Value> = list.iter().map(|p| &p["is_active"]).collect();
     assert_eq!(

@@ -1,0 +1,248 @@
+package dev.warden.plugin.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import dev.warden.plugin.core.enforce.EnforcementConfig;
+import dev.warden.plugin.core.enforce.Enforcer;
+import dev.warden.plugin.core.enforce.Outcome;
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The dashboard's actions against a real stack: actions written to the event log as query-api
+ * writes them reach two plugin cores through {@code GET /api/plugin/actions}; both put a ban on
+ * their list (so both refuse the player's login) and kick the player; a scoped mute applies only
+ * on the server of that group; across a kill of the stack and a restart of one core, every
+ * action is applied once per server; the acks reach the read model.
+ *
+ * <p>Run by {@code deploy/plugin_contract.sh} (WARDEN_IT_* variables; WARDEN_IT_NATS_URL for the
+ * writes). Skipped without them.
+ */
+@EnabledIfEnvironmentVariable(named = "WARDEN_IT_STACK_CMD", matches = ".+")
+class EnforcementIT {
+    static final String BASE = ContractIT.BASE;
+    static final String ADMIN = ContractIT.ADMIN;
+    static final String NATS = System.getenv("WARDEN_IT_NATS_URL");
+    /** The stack's stream partitions (EVENT_PARTITIONS is not set: the default). */
+    static final int PARTITIONS = 8;
+
+    @TempDir
+    Path root;
+
+    Process stack;
+    final Logger logger = Logger.getLogger("enforcement-it");
+    final List<WardenCore> cores = new ArrayList<>();
+
+    /** What the platform was asked to do, per server. */
+    static final class Recorder implements Enforcer {
+        final List<String> calls = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Outcome kick(UUID player, String message) {
+            calls.add("kick " + message);
+            return Outcome.APPLIED;
+        }
+
+        @Override
+        public Outcome message(UUID player, String message) {
+            calls.add("message " + message);
+            return Outcome.APPLIED;
+        }
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        cores.forEach(c -> c.shutdown(0));
+        if (stack != null) {
+            stack.destroy();
+            stack.waitFor();
+        }
+    }
+
+    void startStack() throws Exception {
+        File log = new File(System.getenv().getOrDefault("WARDEN_IT_STACK_LOG", "/dev/null"));
+        stack = new ProcessBuilder(System.getenv("WARDEN_IT_STACK_CMD"))
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
+                .start();
+        ContractIT.waitFor("the stack's /readyz", Duration.ofSeconds(120), () -> {
+            if (!stack.isAlive()) {
+                throw new AssertionError("the stack exited with " + stack.exitValue() + " (log: " + log + ")");
+            }
+            try {
+                return ContractIT.HTTP.send(HttpRequest.newBuilder(URI.create(BASE + "/readyz"))
+                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            } catch (IOException | InterruptedException e) {
+                return false;
+            }
+        });
+    }
+
+    WardenCore core(String folder, String pluginKey, String group, Recorder recorder) throws IOException {
+        WardenConfig d = WardenConfig.defaults(BASE, pluginKey);
+        WardenConfig config = new WardenConfig(BASE, pluginKey, 1, folder, 10_000, 64, 8, 1, 5, 2,
+                true, true, true, true, true, true, "global", d.redactCommands(), List.of());
+        WardenCore core = new WardenCore(root.resolve(folder), config, ContractIT.STATS, logger);
+        core.start();
+        core.startEnforcement(new EnforcementConfig(true, group, 2), recorder);
+        cores.add(core);
+        return core;
+    }
+
+    /** Appends an `action` record to the log as query-api's pages do; returns the action's id. */
+    static UUID writeAction(UUID account, JsonObject record) throws IOException {
+        UUID id = UuidV7.at(Instant.now());
+        record.addProperty("id", id.toString());
+        JsonObject logged = new JsonObject();
+        logged.addProperty("id", id.toString());
+        logged.add("record", record);
+        JsonArray records = new JsonArray();
+        records.add(logged);
+        JsonObject batch = new JsonObject();
+        batch.addProperty("kind", "action");
+        batch.add("records", records);
+        JsonObject message = new JsonObject();
+        message.addProperty("v", 1);
+        message.addProperty("account_id", account.toString());
+        message.addProperty("received_at", Instant.now().toString());
+        message.add("batch", batch);
+        String subject = "gs.part." + NatsPublish.partition(account, PARTITIONS) + "." + account + ".action";
+        try (NatsPublish nats = new NatsPublish(NATS)) {
+            String ack = nats.publish(subject, "action:" + account + ":" + id, message.toString().getBytes(StandardCharsets.UTF_8));
+            assertTrue(ack.contains("\"seq\""), ack);
+        }
+        return id;
+    }
+
+    static JsonObject issue(String type, UUID player, String reason, Instant expires, String scope) {
+        JsonObject p = new JsonObject();
+        p.addProperty("type", type);
+        p.addProperty("player_uuid", player.toString());
+        p.addProperty("player_name", "Enforced");
+        p.addProperty("reason", reason);
+        p.addProperty("expires_at", expires == null ? null : expires.toString());
+        p.addProperty("scope", scope);
+        JsonObject o = new JsonObject();
+        o.addProperty("type", "issue");
+        o.add("punishment", p);
+        o.add("by", by());
+        o.addProperty("at", Instant.now().toString());
+        return o;
+    }
+
+    static JsonObject revoke(UUID target, UUID player, String type) {
+        JsonObject r = new JsonObject();
+        r.addProperty("punishment_id", target.toString());
+        r.addProperty("player_uuid", player.toString());
+        r.addProperty("type", type);
+        r.addProperty("source_plugin", "warden");
+        r.addProperty("external_id", target.toString());
+        r.addProperty("reason", "appeal accepted");
+        JsonObject o = new JsonObject();
+        o.addProperty("type", "revoke");
+        o.add("revoke", r);
+        o.add("by", by());
+        o.addProperty("at", Instant.now().toString());
+        return o;
+    }
+
+    static JsonObject by() {
+        JsonObject by = new JsonObject();
+        by.addProperty("member_id", UUID.randomUUID().toString());
+        by.addProperty("name", "Alice");
+        return by;
+    }
+
+    @Test
+    void aWebBanReachesTwoServersAndEveryActionIsAppliedOncePerServerAcrossRestarts() throws Exception {
+        startStack();
+        UUID account = UUID.fromString(ContractIT.call("POST", "/api/admin/accounts", ADMIN, "{\"name\":\"enforcement\"}")
+                .getAsJsonObject().get("id").getAsString());
+        String pluginKey = ContractIT.call("POST", "/api/admin/accounts/" + account + "/keys", ADMIN,
+                "{\"kind\":\"plugin\",\"label\":\"enforcement\"}").getAsJsonObject().get("key").getAsString();
+        String dashKey = ContractIT.call("POST", "/api/admin/accounts/" + account + "/keys", ADMIN,
+                "{\"kind\":\"dashboard\"}").getAsJsonObject().get("key").getAsString();
+        UUID player = UuidV7.at(Instant.now());
+
+        Recorder survivalCalls = new Recorder();
+        Recorder lobbyCalls = new Recorder();
+        WardenCore survival = core("survival", pluginKey, "survival", survivalCalls);
+        WardenCore lobby = core("lobby", pluginKey, null, lobbyCalls);
+
+        // A web ban (global, a day) and a mute scoped to the survival group.
+        UUID ban = writeAction(account, issue("ban", player, "griefing", Instant.now().plusSeconds(86_400), "global"));
+        writeAction(account, issue("mute", player, "spam", null, "survival"));
+        ContractIT.waitFor("both servers to know the ban", Duration.ofSeconds(60),
+                () -> survival.sanctions().ban(player, Instant.now()) != null && lobby.sanctions().ban(player, Instant.now()) != null);
+        ContractIT.waitFor("the survival server to know the mute", Duration.ofSeconds(30),
+                () -> survival.sanctions().mute(player, Instant.now()) != null);
+        assertEquals("griefing", lobby.sanctions().ban(player, Instant.now()).reason());
+        assertNull(lobby.sanctions().mute(player, Instant.now()), "the mute is scoped to survival");
+        assertTrue(survivalCalls.calls.get(0).startsWith("kick You are banned from this server until "), survivalCalls.calls.toString());
+        assertTrue(lobbyCalls.calls.get(0).startsWith("kick You are banned from this server until "), lobbyCalls.calls.toString());
+        ContractIT.waitFor("both servers to acknowledge", Duration.ofSeconds(30),
+                () -> survival.feedStatus().pendingAcks() == 0 && lobby.feedStatus().pendingAcks() == 0
+                        && survival.feedStatus().lastAction() != null && lobby.feedStatus().lastAction() != null);
+
+        // The outage: the stack dies, the survival server restarts meanwhile. Its lists come back
+        // from its data folder: the ban is enforced with Warden unreachable.
+        stack.destroyForcibly();
+        stack.waitFor();
+        stack = null;
+        survival.shutdown(0);
+        cores.remove(survival);
+        Recorder restartedCalls = new Recorder();
+        WardenCore restarted = core("survival", pluginKey, "survival", restartedCalls);
+        assertNotNull(restarted.sanctions().ban(player, Instant.now()), "the ban holds across the restart, offline");
+        assertNotNull(restarted.sanctions().mute(player, Instant.now()));
+        startStack();
+
+        // A kick after the outage, then the ban's revoke: each applied once on each server.
+        writeAction(account, issue("kick", player, "afk", null, "global"));
+        writeAction(account, revoke(ban, player, "ban"));
+        ContractIT.waitFor("both servers to lift the ban", Duration.ofSeconds(60),
+                () -> restarted.sanctions().ban(player, Instant.now()) == null && lobby.sanctions().ban(player, Instant.now()) == null);
+        assertEquals(List.of("kick Kicked: afk"), restartedCalls.calls, "nothing from before the restart is applied again");
+        assertEquals(2, lobbyCalls.calls.size(), lobbyCalls.calls.toString());
+        assertEquals("kick Kicked: afk", lobbyCalls.calls.get(1));
+        assertEquals(1, survivalCalls.calls.stream().filter(c -> c.startsWith("kick You are banned")).count());
+
+        // Every server's acks reach the read model: the ban's row says where it was applied.
+        ContractIT.waitFor("the deliveries on the ban's row", Duration.ofSeconds(60), () -> {
+            try {
+                for (JsonElement e : ContractIT.call("GET", "/api/players/" + player + "/punishments", dashKey, null)
+                        .getAsJsonObject().getAsJsonArray("items")) {
+                    JsonObject o = e.getAsJsonObject();
+                    if (o.get("id").getAsString().equals(ban.toString()) && o.has("applied_on")) {
+                        return o.getAsJsonArray("applied_on").size() == 2;
+                    }
+                }
+                return false;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+}
