@@ -1,0 +1,7 @@
+package com.velocitypowered.api.event;
+
+public interface EventManager {
+    void register(Object plugin, Object listener);
+
+    void unregisterListeners(Object plugin);
+}

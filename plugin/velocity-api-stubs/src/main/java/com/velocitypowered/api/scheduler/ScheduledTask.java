@@ -1,0 +1,7 @@
+package com.velocitypowered.api.scheduler;
+
+public interface ScheduledTask {
+    Object plugin();
+
+    void cancel();
+}
