@@ -9,6 +9,11 @@ import org.bukkit.configuration.ConfigurationSection;
 final class ConfigReader {
     private ConfigReader() {}
 
+    /** config.yml's {@code proxy}: this server is behind a proxy that runs Warden (default false). */
+    static boolean behindProxy(ConfigurationSection c) {
+        return c.getBoolean("proxy", false);
+    }
+
     static WardenConfig read(ConfigurationSection c) {
         String name = c.getString("server-name", "");
         List<String> redact = c.contains("redact-commands")

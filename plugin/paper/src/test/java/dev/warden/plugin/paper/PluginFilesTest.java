@@ -117,8 +117,9 @@ class PluginFilesTest {
         assertEquals("PASTE_YOUR_PLUGIN_KEY_HERE", read.pluginKey());
         assertTrue(read.problems().stream().anyMatch(p -> p.startsWith("plugin-key is not set")), read.problems().toString());
         for (String k : List.of("capture.chat", "capture.commands", "capture.sessions", "capture.send-ip",
-                "capture.punishments", "capture.rank-changes", "capture.chat-channel", "server-name")) {
+                "capture.punishments", "capture.rank-changes", "capture.chat-channel", "server-name", "proxy")) {
             assertTrue(values.containsKey(k), k);
         }
+        assertEquals(false, ConfigReader.behindProxy(parsed), "not behind a proxy unless told");
     }
 }

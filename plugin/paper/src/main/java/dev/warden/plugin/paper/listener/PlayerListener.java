@@ -2,6 +2,7 @@ package dev.warden.plugin.paper.listener;
 
 import dev.warden.plugin.core.Capture;
 import java.net.InetSocketAddress;
+import java.util.function.BooleanSupplier;
 import org.bukkit.entity.Player;
 import org.bukkit.event.EventHandler;
 import org.bukkit.event.EventPriority;
@@ -18,15 +19,28 @@ import org.bukkit.event.player.PlayerQuitEvent;
 public final class PlayerListener implements Listener {
     private final Capture capture;
     private final boolean paperApi;
+    private final BooleanSupplier behindProxy;
 
     /** {@code paperApi}: the server has Paper's additions (Player#getProtocolVersion, kick causes). */
     public PlayerListener(Capture capture, boolean paperApi) {
+        this(capture, paperApi, () -> false);
+    }
+
+    /**
+     * {@code behindProxy}: config.yml's {@code proxy: true}; the proxy then sends this server's
+     * joins and quits, and this server sends none ({@link ProxyAnnouncer}).
+     */
+    public PlayerListener(Capture capture, boolean paperApi, BooleanSupplier behindProxy) {
         this.capture = capture;
         this.paperApi = paperApi;
+        this.behindProxy = behindProxy;
     }
 
     @EventHandler(priority = EventPriority.MONITOR)
     public void onJoin(PlayerJoinEvent event) {
+        if (behindProxy.getAsBoolean()) {
+            return;
+        }
         Player player = event.getPlayer();
         InetSocketAddress address = player.getAddress();
         String ip = address == null || address.getAddress() == null ? null : address.getAddress().getHostAddress();
@@ -36,6 +50,9 @@ public final class PlayerListener implements Listener {
 
     @EventHandler(priority = EventPriority.MONITOR)
     public void onQuit(PlayerQuitEvent event) {
+        if (behindProxy.getAsBoolean()) {
+            return;
+        }
         Player player = event.getPlayer();
         capture.quit(player.getUniqueId(), player.getName());
     }

@@ -1,0 +1,9 @@
+package org.bukkit.plugin.messaging;
+
+import org.bukkit.plugin.Plugin;
+
+public interface Messenger {
+    public void registerOutgoingPluginChannel(Plugin plugin, String channel);
+
+    public void unregisterOutgoingPluginChannel(Plugin plugin, String channel);
+}
