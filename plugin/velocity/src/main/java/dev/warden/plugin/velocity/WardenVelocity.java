@@ -13,6 +13,7 @@ import dev.warden.plugin.core.WardenCore;
 import dev.warden.plugin.core.integration.Integration;
 import dev.warden.plugin.core.proxy.BackendIds;
 import dev.warden.plugin.core.proxy.NetworkSessions;
+import dev.warden.plugin.core.proxy.ProxyConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.warden.plugin.core.CommandRedactor;
+import dev.warden.plugin.core.proxy.ProxyConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;

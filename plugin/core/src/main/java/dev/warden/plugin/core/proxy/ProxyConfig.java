@@ -1,4 +1,4 @@
-package dev.warden.plugin.velocity;
+package dev.warden.plugin.core.proxy;
 
 import dev.warden.plugin.core.CommandRedactor;
 import dev.warden.plugin.core.WardenConfig;
@@ -7,11 +7,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The proxy's config.yml: the game-server plugin's keys (those that apply to a proxy) and
- * {@code backend-wait-seconds}. Chat is off by default: the backends send it.
+ * A proxy's config.yml (the same on Velocity and BungeeCord), from the YAML parsed into maps: the
+ * game-server plugin's keys that apply to a proxy and {@code backend-wait-seconds}. Chat is off by
+ * default: the backends send it.
  */
-record ProxyConfig(WardenConfig core, int backendWaitSeconds, List<String> problems) {
-    static ProxyConfig read(Map<String, Object> yaml) {
+public record ProxyConfig(WardenConfig core, int backendWaitSeconds, List<String> problems) {
+    public static ProxyConfig read(Map<String, Object> yaml) {
         Reader c = new Reader(yaml == null ? Map.of() : yaml);
         String name = c.string("server-name", "");
         List<String> redact = c.has("redact-commands")
