@@ -4,6 +4,4 @@ import org.bukkit.plugin.Plugin;
 
 public interface Messenger {
     public void registerOutgoingPluginChannel(Plugin plugin, String channel);
-
-    public void unregisterOutgoingPluginChannel(Plugin plugin, String channel);
 }

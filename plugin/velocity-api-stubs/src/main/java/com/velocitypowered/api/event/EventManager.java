@@ -2,6 +2,4 @@ package com.velocitypowered.api.event;
 
 public interface EventManager {
     void register(Object plugin, Object listener);
-
-    void unregisterListeners(Object plugin);
 }

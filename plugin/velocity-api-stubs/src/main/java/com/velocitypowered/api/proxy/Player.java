@@ -3,7 +3,6 @@ package com.velocitypowered.api.proxy;
 import com.velocitypowered.api.command.CommandSource;
 import com.velocitypowered.api.proxy.messages.ChannelMessageSink;
 import com.velocitypowered.api.proxy.messages.ChannelMessageSource;
-import java.util.Optional;
 import java.util.UUID;
 
 /** In the real API Player also extends adventure's Identified, HoverEventSource, Keyed and KeyIdentifiable. */
@@ -11,6 +10,4 @@ public interface Player extends CommandSource, InboundConnection, ChannelMessage
     String getUsername();
 
     UUID getUniqueId();
-
-    Optional<ServerConnection> getCurrentServer();
 }

@@ -2,13 +2,8 @@ package com.velocitypowered.api.proxy;
 
 import com.velocitypowered.api.proxy.messages.ChannelMessageSink;
 import com.velocitypowered.api.proxy.messages.ChannelMessageSource;
-import com.velocitypowered.api.proxy.server.RegisteredServer;
 import com.velocitypowered.api.proxy.server.ServerInfo;
 
 public interface ServerConnection extends ChannelMessageSource, ChannelMessageSink {
-    RegisteredServer getServer();
-
     ServerInfo getServerInfo();
-
-    Player getPlayer();
 }

@@ -1,7 +1,5 @@
 package com.velocitypowered.api.scheduler;
 
 public interface ScheduledTask {
-    Object plugin();
-
     void cancel();
 }

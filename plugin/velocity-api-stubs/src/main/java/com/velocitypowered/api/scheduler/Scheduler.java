@@ -6,8 +6,6 @@ public interface Scheduler {
     TaskBuilder buildTask(Object plugin, Runnable runnable);
 
     interface TaskBuilder {
-        TaskBuilder delay(long time, TimeUnit unit);
-
         TaskBuilder repeat(long time, TimeUnit unit);
 
         ScheduledTask schedule();

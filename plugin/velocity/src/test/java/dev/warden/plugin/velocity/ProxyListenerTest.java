@@ -36,7 +36,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.logging.Logger;
@@ -78,8 +77,7 @@ class ProxyListenerTest {
                 "getUniqueId", NOTCH,
                 "getUsername", "Notch",
                 "getRemoteAddress", new InetSocketAddress("203.0.113.7", 51234),
-                "getProtocolVersion", ProtocolVersion.MINECRAFT_1_21,
-                "getCurrentServer", Optional.empty()));
+                "getProtocolVersion", ProtocolVersion.MINECRAFT_1_21));
     }
 
     static RegisteredServer server(String name) {
