@@ -13,6 +13,7 @@ import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.bukkit.entity.Player;
@@ -30,12 +31,16 @@ class ProxyModeTest {
     record Sent(Plugin plugin, String channel, byte[] message) {}
 
     final List<Sent> sent = new ArrayList<>();
+    Set<String> channels = Set.of();
     final Plugin plugin = (Plugin) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Plugin.class},
             (self, m, args) -> m.getName().equals("toString") ? "Warden" : null);
     final Player base = ServerHarness.player(ID, "Notch", "10.0.0.1", 767);
     /** A player that records the plugin messages sent through its connection. */
     final Player notch = (Player) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Player.class},
             (self, m, args) -> {
+                if (m.getName().equals("getListeningPluginChannels")) {
+                    return channels;
+                }
                 if (m.getName().equals("sendPluginMessage")) {
                     sent.add(new Sent((Plugin) args[0], (String) args[1], (byte[]) args[2]));
                     return null;
@@ -76,5 +81,22 @@ class ProxyModeTest {
         h.fire(announcer, new PlayerRegisterChannelEvent(notch, "warden:server"));
         assertEquals(1, sent.size(), "not behind a proxy: nothing announced");
         assertTrue(h.records().isEmpty(), "an announcement is not a record");
+    }
+
+    @Test
+    void theServerIdIsAnnouncedAtTheJoinWhenTheChannelWasRegisteredBefore() {
+        ServerHarness h = new ServerHarness();
+        AtomicBoolean proxy = new AtomicBoolean(true);
+        ProxyAnnouncer announcer = new ProxyAnnouncer(plugin, ServerHarness.SERVER, proxy::get);
+        h.fire(announcer, new PlayerJoinEvent(notch, "joined"));
+        assertTrue(sent.isEmpty(), "not registered: the message would be dropped, so it waits for the registration");
+        channels = Set.of("warden:server");
+        h.fire(announcer, new PlayerJoinEvent(notch, "joined"));
+        assertEquals(1, sent.size());
+        assertEquals("warden:server", sent.get(0).channel());
+        assertArrayEquals(ServerHarness.SERVER.toString().getBytes(StandardCharsets.UTF_8), sent.get(0).message());
+        proxy.set(false);
+        h.fire(announcer, new PlayerJoinEvent(notch, "joined"));
+        assertEquals(1, sent.size(), "not behind a proxy: nothing announced");
     }
 }

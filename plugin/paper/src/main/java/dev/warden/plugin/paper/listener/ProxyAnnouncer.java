@@ -6,15 +6,18 @@ import java.util.function.BooleanSupplier;
 import org.bukkit.event.EventHandler;
 import org.bukkit.event.EventPriority;
 import org.bukkit.event.Listener;
+import org.bukkit.entity.Player;
+import org.bukkit.event.player.PlayerJoinEvent;
 import org.bukkit.event.player.PlayerRegisterChannelEvent;
 import org.bukkit.plugin.Plugin;
 
 /**
  * Behind a proxy ({@code proxy: true}): tells the proxy this server's id through the joining
  * player's connection, on the channel {@value #CHANNEL}, so the proxy sends that player's joins
- * with it. Sent when the proxy registers the channel for the player (a proxy running Warden does
- * so on every connection to a backend): the server drops a plugin message on a channel the other
- * end has not registered, so a message sent at the join itself could be lost.
+ * with it. The server drops a plugin message on a channel the other end has not registered, and a
+ * proxy running Warden registers it on every connection to a backend: so the id is sent when that
+ * registration arrives, or at the join when it arrived before (during the connection's
+ * configuration, where the server fires no event for it). Sending it twice is harmless.
  */
 public final class ProxyAnnouncer implements Listener {
     public static final String CHANNEL = "warden:server";
@@ -31,8 +34,22 @@ public final class ProxyAnnouncer implements Listener {
 
     @EventHandler(priority = EventPriority.MONITOR)
     public void onRegister(PlayerRegisterChannelEvent event) {
-        if (CHANNEL.equals(event.getChannel()) && behindProxy.getAsBoolean()) {
-            event.getPlayer().sendPluginMessage(plugin, CHANNEL, announcement.clone());
+        if (CHANNEL.equals(event.getChannel())) {
+            announce(event.getPlayer());
+        }
+    }
+
+    @EventHandler(priority = EventPriority.MONITOR)
+    public void onJoin(PlayerJoinEvent event) {
+        Player player = event.getPlayer();
+        if (behindProxy.getAsBoolean() && player.getListeningPluginChannels().contains(CHANNEL)) {
+            announce(player);
+        }
+    }
+
+    private void announce(Player player) {
+        if (behindProxy.getAsBoolean()) {
+            player.sendPluginMessage(plugin, CHANNEL, announcement.clone());
         }
     }
 }
