@@ -4,8 +4,12 @@ import java.net.InetSocketAddress;
 import org.bukkit.OfflinePlayer;
 import org.bukkit.command.CommandSender;
 
-/** In paper-api, Player extends HumanEntity (and so CommandSender), OfflinePlayer and NetworkClient. */
-public interface Player extends CommandSender, OfflinePlayer, com.destroystokyo.paper.network.NetworkClient {
+/**
+ * In paper-api, Player extends HumanEntity (and so CommandSender), OfflinePlayer,
+ * PluginMessageRecipient and NetworkClient.
+ */
+public interface Player extends CommandSender, OfflinePlayer, org.bukkit.plugin.messaging.PluginMessageRecipient,
+        com.destroystokyo.paper.network.NetworkClient {
     @Override
     String getName();
 

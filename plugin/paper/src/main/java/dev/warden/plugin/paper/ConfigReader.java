@@ -26,6 +26,11 @@ final class ConfigReader {
         return out;
     }
 
+    /** config.yml's {@code proxy}: this server is behind a proxy that runs Warden (default false). */
+    static boolean behindProxy(ConfigurationSection c) {
+        return c.getBoolean("proxy", false);
+    }
+
     static WardenConfig read(ConfigurationSection c) {
         String name = c.getString("server-name", "");
         List<String> redact = c.contains("redact-commands")
