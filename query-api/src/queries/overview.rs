@@ -165,8 +165,9 @@ pub fn players_online(servers: &[ServerStatus]) -> i64 {
 }
 
 /// Players online across the network over [`NETWORK_SPAN`] up to `now`, per
-/// [`NETWORK_BUCKET`], every bucket present (null where no game server reported). A proxy's
-/// rows are left out by its role now (see [`players_online`]).
+/// [`NETWORK_BUCKET`], every bucket present (null where no game server reported). The rows
+/// of a server whose role is `proxy` now are left out (see [`players_online`]); the rollups
+/// keep no role, and a server does not change role in practice.
 pub async fn network_players(
     reads: &PgPool,
     account_id: Uuid,

@@ -1,7 +1,8 @@
 //! Servers (contract §5 heartbeat, §7 servers): each server's status (its role included: a
-//! game server or a proxy) from its heartbeats in `servers`, raw TPS / player-count samples for a day in `server_samples`, and min / avg /
-//! max rollups per minute and per five minutes (kept 8 days) and per hour (kept 400 days) in
-//! `server_minutes`, `server_five_minutes` and `server_hours` ([`history`]).
+//! game server or a proxy) from its heartbeats in `servers`, raw TPS / player-count samples
+//! for a day in `server_samples`, and min / avg / max rollups per minute and per five minutes
+//! (kept 8 days) and per hour (kept 400 days) in `server_minutes`, `server_five_minutes` and
+//! `server_hours` ([`history`]).
 //!
 //! Per chunk: one SELECT loads the servers the chunk's heartbeats name, the heartbeats are
 //! folded in memory in log order ([`fold`]), one UNNEST upsert writes the servers that
