@@ -34,6 +34,7 @@ mod players;
 mod players_page;
 mod privacy;
 mod privacy_pages;
+mod proxy;
 mod punishments;
 mod punishments_page;
 mod retention;

@@ -10,7 +10,7 @@ use super::display;
 use super::error::PageError;
 use super::gate::{PageRoutes, SignedIn};
 use super::{Shell, activity_stream, render};
-use crate::queries::overview::overview as read_overview;
+use crate::queries::overview::{overview as read_overview, players_online};
 use crate::routes::alerts::destinations::Destination;
 use crate::routes::servers::{ServerStatus, server_statuses};
 use crate::routes::staff::StaffMember;
@@ -32,7 +32,7 @@ pub struct Summary {
     pub servers_online: usize,
     /// Servers that ever sent a heartbeat.
     pub servers_total: usize,
-    /// Players on the online servers at their last heartbeat.
+    /// Players on the online game servers at their last heartbeat (proxies left out).
     pub players_online: i64,
     /// Every server, ordered by name.
     pub servers: Vec<ServerStatus>,
@@ -40,11 +40,10 @@ pub struct Summary {
 
 impl Summary {
     fn of(servers: Vec<ServerStatus>) -> Summary {
-        let online = servers.iter().filter(|s| s.is_online);
         Summary {
-            servers_online: online.clone().count(),
+            servers_online: servers.iter().filter(|s| s.is_online).count(),
             servers_total: servers.len(),
-            players_online: online.filter_map(|s| s.player_count).map(i64::from).sum(),
+            players_online: players_online(&servers),
             servers,
         }
     }

@@ -49,7 +49,7 @@ pub use anticheat_flag::AnticheatFlag;
 pub use chat::{ChatEntry, ChatEntryType};
 pub use custom_event::{CustomEvent, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, json_depth};
 pub use erasure::{ERASED_BY_ADMIN, PlayerErasure};
-pub use heartbeat::Heartbeat;
+pub use heartbeat::{Heartbeat, ServerRole, UnknownServerRole};
 pub use note::{
     MAX_AUTHOR_NAME, MAX_EVIDENCE_LINK, MAX_EVIDENCE_LINKS, MAX_NOTE_TEXT, Note, NoteAuthor,
     is_web_link,
