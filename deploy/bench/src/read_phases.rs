@@ -238,7 +238,7 @@ async fn dashboard_reads(
     );
     let sign_ins = SignIns::for_attempts(5 + sequential + concurrent);
     for (i, (login, password)) in sign_ins.members.iter().enumerate() {
-        let role = if i == 0 { "owner" } else { "viewer" };
+        let role = if i == 0 { "owner" } else { "moderator" };
         b.admin.member(readers, login, role, password).await?;
     }
     let (measured, cookies) = sign_ins

@@ -4,7 +4,8 @@
 //! fleet started.
 //!
 //! Player counts follow the evening curve the sessions are drawn from ([`HOUR_WEIGHTS`]), each
-//! server its share by popularity, at the size of the live network's crowd; TPS is a healthy
+//! server its share by popularity, at the size of the live network's crowd, and move to the
+//! live fleet's crowd over the last hour ([`RAMP`]); TPS is a healthy
 //! 20 with an occasional dip. The counts are a server's own report, as a plugin's are: they
 //! are not derived from the history's sessions (those end at midnight, the heartbeats run up
 //! to the backfill).
@@ -21,9 +22,14 @@ use serde_json::Value;
 const DENSE: Duration = Duration::hours(24);
 /// Before that, every five minutes.
 const SPARSE_STEP: Duration = Duration::minutes(5);
-/// The share of the live network online at the busiest hour (the live fleet starts with
-/// about 60% of its players on).
+/// The share of the live network online at the busiest hour.
 const PEAK_SHARE: f64 = 0.6;
+/// The share online once the live fleet runs (it starts with about 60% of its players on,
+/// whatever the hour, and a few more join).
+const LIVE_SHARE: f64 = 0.65;
+/// Over this last stretch before the backfill the crowd moves to the live fleet's, so the
+/// charts run into the live network without a cliff.
+const RAMP: Duration = Duration::hours(1);
 
 /// Every server's heartbeats over `[plan.start, plan.now)` (whole minutes), in time order.
 pub(super) fn heartbeats(
@@ -46,10 +52,13 @@ pub(super) fn heartbeats(
     while at < now {
         for server in &world.servers {
             let share = server.popularity / popularity.max(f64::MIN_POSITIVE);
-            let crowd = live_players as f64 * PEAK_SHARE * share * weight(at) / peak;
+            let ramp =
+                ((at - (now - RAMP)).as_seconds_f64() / RAMP.as_seconds_f64()).clamp(0.0, 1.0);
+            let online = PEAK_SHARE * weight(at) / peak * (1.0 - ramp) + LIVE_SHARE * ramp;
+            let crowd = live_players as f64 * online * share;
             let noise: f64 = rng.random_range(-0.8..0.8);
             let status = Status {
-                tps: if rng.random_bool(0.03) {
+                tps: if rng.random_bool(0.01) {
                     rng.random_range(14.0..18.5)
                 } else {
                     rng.random_range(19.6..=20.0)

@@ -310,6 +310,16 @@ fn servers_beat_every_minute_over_the_last_day_with_an_evening_crowd() {
         network(5)
     );
     assert!(network(20) <= LIVE as u64);
+    // The last minutes run into the live fleet's crowd (about 65% of its players online).
+    let last: u64 = beats
+        .iter()
+        .filter(|r| at(r) == last_minute)
+        .map(|r| r["player_count"].as_u64().expect("count"))
+        .sum();
+    assert!(
+        (20..=32).contains(&last),
+        "{last} online as the live fleet starts"
+    );
     assert!(beats.iter().all(|r| r["online"] == true));
 }
 
