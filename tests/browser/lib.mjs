@@ -217,8 +217,9 @@ export function run(name, limitMs, main) {
 }
 
 /**
- * The tick labels of the uPlot chart drawn in `figureSelector` (charts.js keeps the plot on
- * `figure.uplot`) that are not wholly visible inside the figure's box and the window: x labels
+ * What of the uPlot chart drawn in `figureSelector` (charts.js keeps the plot on
+ * `figure.uplot`) does not show: the canvas running past its holder, and tick labels not wholly
+ * visible inside the holder and the window: x labels
  * measured left and right of their tick (uPlot centres them), y labels above and below. Each
  * label is measured with the axis's own font on the canvas, then placed on the page; an empty
  * list when every label is inside.
@@ -238,6 +239,12 @@ export async function clippedTickLabels(page, figureSelector) {
     const top = canvas.top;
     const bottom = canvas.bottom;
     const clipped = [];
+    // The whole canvas shows: a canvas wider than its holder loses its right edge (the plot's
+    // end and the last time label) to the holder's clipping.
+    const holder = (figure.querySelector('.chart-canvas') ?? figure).getBoundingClientRect();
+    if (canvas.right > holder.right + 0.5 || canvas.left < holder.left - 0.5) {
+      clipped.push(`the canvas spans ${Math.round(canvas.left)}..${Math.round(canvas.right)} px, its holder ${Math.round(holder.left)}..${Math.round(holder.right)}`);
+    }
     u.axes.forEach((axis, a) => {
       if (!axis.show || !axis._splits || !axis._values) return;
       ctx.save();
