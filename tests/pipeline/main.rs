@@ -28,6 +28,7 @@ mod member;
 mod nav_browser;
 mod navigation;
 mod notes;
+mod overview_browser;
 mod partitions_upgrade;
 mod player_search;
 mod players;
