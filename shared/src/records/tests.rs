@@ -78,6 +78,12 @@ fn samples() -> Vec<(RecordKind, Value, &'static [&'static str])> {
                    "written_at": "2025-01-31T12:00:00Z"}),
             &["text"],
         ),
+        (
+            RecordKind::ActionAck,
+            json!({"server_id": SERVER, "action_id": PLAYER, "outcome": "failed",
+                   "detail": "the player is exempt"}),
+            &["detail"],
+        ),
     ]
 }
 
@@ -99,6 +105,12 @@ fn errors(kind: RecordKind, record: &Value, now: DateTime<Utc>) -> Vec<FieldErro
         RecordKind::Note => {
             let note: Note = serde_json::from_value(record.clone()).expect("well-formed note");
             note.validate(now).err().unwrap_or_default()
+        }
+        RecordKind::ActionAck => check::<ActionAck>(record, now),
+        RecordKind::Action => {
+            let action: Action =
+                serde_json::from_value(record.clone()).expect("well-formed action");
+            action.validate(now).err().unwrap_or_default()
         }
         // Not in the samples: an erasure has no text field a client writes.
         RecordKind::Erasure => Vec::new(),
@@ -149,7 +161,7 @@ fn hostile_but_storable_text_at_full_length_is_accepted() {
                 if valid_at(mid) { lo = mid } else { hi = mid }
             }
             assert!(
-                [32, 64, 128, 2000, 2048, 4096].contains(&lo),
+                [32, 64, 128, 512, 2000, 2048, 4096].contains(&lo),
                 "{kind:?}.{field}: {lo}"
             );
         }
