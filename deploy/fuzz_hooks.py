@@ -27,12 +27,15 @@ schema-valid request that is refused). What it cannot say is kept out of the sch
 - a trend's range (`POST /api/v1/trends`) holds at most 744 hours, 366 days or 106 weeks by
   its `bucket`, and `from` (with `to` absent: now) must be before it: a positive case that
   breaks either loses its `from` (which then defaults to a short span before `to`);
+- a retention question's `from` (with `to` absent: today) must not be after today: a positive
+  case that breaks it loses its `from`;
 - a funnel's `dropped_off.step` lies between 1 and its number of steps less one, and its `from`
   (with `to` absent: now) must be before now: a positive case that breaks either gets the
   step clamped, or loses its `from`;
 - `cursor`: opaque, only the API makes one (`next_cursor`); positive cases leave it out;
 - the action feed's `wait` (`GET /api/plugin/actions`, a long-poll): positive cases ask for 0,
-  so that a case with no action waiting answers at once rather than after up to 30 s;
+  and every other case that names no `wait` gets 0 too, so that a case with no action waiting
+  answers at once rather than after up to 30 s;
 - NUL and unpaired surrogates in a custom event's `properties`: the document spells the rule out
   three levels deep, but schemathesis 4.32 drops that pattern ("Unsupported regex patterns":
   its validator's regex engine cannot hold a surrogate), so it generates values outside it;
@@ -216,6 +219,18 @@ def _funnel(body):
             body.pop("from")
 
 
+def _retention(body):
+    """Drops a retention question's `from` that lies after today when `to` is absent (today)."""
+    if not isinstance(body, dict) or not isinstance(body.get("from"), str) or isinstance(body.get("to"), str):
+        return
+    try:
+        start = datetime.date.fromisoformat(body["from"])
+    except ValueError:
+        return
+    if start > _NOW.date():
+        body.pop("from")
+
+
 # NUL and unpaired surrogates: PostgreSQL cannot store them, so ingest refuses a custom event
 # whose `properties` hold one in any string or key (422; contract section 1). The document
 # spells the rule out for three levels only (a schema referring to itself is more than the
@@ -268,6 +283,8 @@ def map_case(context, case):
             _trend_range(body)
         if case.path == "/api/v1/funnels":
             _funnel(body)
+        if case.path == "/api/v1/retention":
+            _retention(body)
         case.body = body
     return case
 

@@ -164,6 +164,7 @@ for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_cat
              "ingest_plus_projector", "raw_chain", "post_to_stream", "player_lookup",
              "chatlog_newest_50", "event_search", "funnel_3_steps", "server_history_build",
              "overview", "server_chart_30d", "sign_in", "sign_in_concurrent", "overview_page",
+             "trends_page", "funnels_page", "player_suggestions", "player_find",
              "projector_catch_up_1_process", "projector_catch_up_2_processes",
              "projector_catch_up_1_process_default", "projector_catch_up_2_processes_default",
              "mixed_tenant_write_readable", "mixed_tenant_backlog",
@@ -173,6 +174,7 @@ for name in ("raw_publish", "ingest_chat", "ingest_single_event", "projector_cat
 # The dashboard's requests must have worked (a refused sign-in or a 404 chart is an error).
 for m in report["measurements"]:
     if m["name"] in ("overview", "server_chart_30d", "sign_in", "overview_page",
+                     "trends_page", "funnels_page", "player_suggestions", "player_find",
                      "mixed_tenant_write_readable", "rebuild_reads"):
         assert m["count"] > 0 and m["errors"] == 0, m
 for target in report["targets"]:

@@ -164,8 +164,16 @@
     var zone = "";
     try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
     var timeLabel = utc ? "Time (UTC)" : "Time (" + (zone || "your time zone") + ")";
+    // The holder is the figure's content box (its padding is outside it): the canvas is as
+    // wide as that, so nothing is cut off at its right edge (the last time label).
+    var holder = document.createElement("div");
+    holder.className = "chart-canvas";
+    // The table and caption say the same in words; the canvas is for the eye.
+    holder.setAttribute("aria-hidden", "true");
+    figure.insertBefore(holder, figure.firstChild);
+    var width = function () { return Math.max(holder.clientWidth, 280); };
     var options = {
-      width: Math.max(figure.clientWidth, 280),
+      width: width(),
       height: 240,
       series: series,
       axes: [Object.assign({ label: timeLabel }, axis), Object.assign({ label: data.unit }, axis)],
@@ -200,16 +208,11 @@
     }
     if (band) options.bands = [{ series: band, fill: color("--chart-band", "rgba(36,87,197,0.15)") }];
     var columns = [data.x].concat((data.series || []).map(function (s) { return s.values; }));
-    var holder = document.createElement("div");
-    holder.className = "chart-canvas";
-    // The table and caption say the same in words; the canvas is for the eye.
-    holder.setAttribute("aria-hidden", "true");
-    figure.insertBefore(holder, figure.firstChild);
     var plot = new window.uPlot(options, columns, holder);
     // For the browser tests: the drawn plot's scales and data.
     figure.uplot = plot;
     window.addEventListener("resize", function () {
-      plot.setSize({ width: Math.max(figure.clientWidth, 280), height: 240 });
+      plot.setSize({ width: width(), height: 240 });
     });
   }
 

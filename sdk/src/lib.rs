@@ -80,8 +80,8 @@ pub use reads::{
 };
 pub use records::{
     AccountLink, AnticheatFlag, ChatEntry, ChatEntryType, CustomEvent, Heartbeat, LinkAction,
-    PluginRecord, Punishment, PunishmentAction, PunishmentType, RankAction, RankChange, Session,
-    SessionEvent,
+    PluginRecord, Punishment, PunishmentAction, PunishmentType, RankAction, RankChange, ServerRole,
+    Session, SessionEvent,
 };
 pub use tracker::{EventTracker, TrackError, TrackerConfig, TrackerStats};
 pub use transport::RetryPolicy;

@@ -3,7 +3,7 @@
 //! Optional fields default when absent, and unknown fields are ignored, so a newer service that
 //! adds fields does not break an older client.
 
-use crate::records::PunishmentType;
+use crate::records::{PunishmentType, ServerRole};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -195,6 +195,9 @@ pub struct ServerStatus {
     /// Display name.
     #[serde(default)]
     pub name: Option<String>,
+    /// A game server or a proxy, as its last heartbeat said.
+    #[serde(default)]
+    pub role: Option<ServerRole>,
     /// Heartbeats arriving and the last one said online.
     pub is_online: bool,
     /// Last TPS.

@@ -36,10 +36,12 @@ fn every_record_kind_with_every_field_is_accepted() {
         memory_used_mb: Some(512.0),
         memory_max_mb: Some(2048.0),
         online: Some(true),
+        role: Some(sdk::ServerRole::Proxy),
         ..sdk::Heartbeat::new(server, 19.5, 10, 100)
     };
     let parsed: service::Heartbeat = accepted_by(&heartbeat);
     assert_eq!((parsed.player_count, parsed.online), (10, Some(true)));
+    assert_eq!(parsed.role, Some(service::ServerRole::Proxy));
 
     let chat = sdk::ChatEntry {
         player_name: Some("Notch".into()),

@@ -11,8 +11,8 @@
 //! every JetStream publish is an fsync, so a 100-record chat batch costs one fsync, not 100.
 
 use crate::records::{
-    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, Note, PlayerErasure,
-    PluginRecord, Punishment, RankChange, RecordKind, Session,
+    AccountLink, Action, ActionAck, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, Note,
+    PlayerErasure, PluginRecord, Punishment, RankChange, RecordKind, Session,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -70,6 +70,10 @@ pub enum RecordBatch {
     Note(Vec<Logged<Note>>),
     /// Player erasures (written by query-api; no plugin route accepts them).
     Erasure(Vec<Logged<PlayerErasure>>),
+    /// Dashboard actions (written by query-api; no plugin route accepts them).
+    Action(Vec<Logged<Action>>),
+    /// Servers' answers to dashboard actions.
+    ActionAck(Vec<Logged<ActionAck>>),
 }
 
 /// One record's full envelope, as read from a [`LogMessage`].
@@ -172,6 +176,9 @@ impl LogMessage {
             // A note names no server: it was written on the dashboard.
             RecordBatch::Note(r) => of_kind(self, r, Note::KIND, |_| None),
             RecordBatch::Erasure(r) => of_kind(self, r, PlayerErasure::KIND, |_| None),
+            // An action names no server either; its acknowledgements name the server that acted.
+            RecordBatch::Action(r) => of_kind(self, r, Action::KIND, |_| None),
+            RecordBatch::ActionAck(r) => each(self, r),
         }
     }
 }
@@ -190,6 +197,8 @@ impl RecordBatch {
             RecordBatch::Custom(_) => RecordKind::Custom,
             RecordBatch::Note(_) => RecordKind::Note,
             RecordBatch::Erasure(_) => RecordKind::Erasure,
+            RecordBatch::Action(_) => RecordKind::Action,
+            RecordBatch::ActionAck(_) => RecordKind::ActionAck,
         }
     }
 
@@ -206,6 +215,8 @@ impl RecordBatch {
             RecordBatch::Custom(r) => r.len(),
             RecordBatch::Note(r) => r.len(),
             RecordBatch::Erasure(r) => r.len(),
+            RecordBatch::Action(r) => r.len(),
+            RecordBatch::ActionAck(r) => r.len(),
         }
     }
 

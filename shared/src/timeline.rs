@@ -68,13 +68,17 @@ pub fn events_of(stream_sequence: u64, message: &LogMessage) -> Vec<TimelineEven
         RecordBatch::Chat(records) => each(records, chat, row),
         RecordBatch::Punishment(records) => each(records, punishment, row),
         RecordBatch::RankChange(records) => each(records, rank_change, row),
+        // A dashboard action is a punishment like a plugin's: the same events, with the
+        // member's name as the staff name and no server.
+        RecordBatch::Action(records) => each(records, action, row),
         // Notes are staff annotations with their own read model, not player events; an
         // erasure is an operator's act on the read models, not something the player did.
         RecordBatch::Heartbeat(_)
         | RecordBatch::AnticheatFlag(_)
         | RecordBatch::AccountLink(_)
         | RecordBatch::Note(_)
-        | RecordBatch::Erasure(_) => Vec::new(),
+        | RecordBatch::Erasure(_)
+        | RecordBatch::ActionAck(_) => Vec::new(),
     }
 }
 
@@ -156,6 +160,43 @@ fn punishment(record: &crate::records::Punishment) -> Internal {
         Some(record.server_id),
         &properties,
         record.issued_at,
+    )
+}
+
+fn action(record: &crate::records::Action) -> Internal {
+    let mut fields = Map::new();
+    let name = if let Some(p) = &record.punishment {
+        fields.insert("player_name".into(), json!(p.player_name));
+        fields.insert("type".into(), json!(p.punishment_type));
+        fields.insert("action".into(), json!("issue"));
+        fields.insert("reason".into(), json!(p.reason));
+        fields.insert("expires_at".into(), json!(p.expires_at));
+        fields.insert("scope".into(), json!(p.scope));
+        format!("punish_{}", p.punishment_type.as_str())
+    } else if let Some(r) = &record.revoke {
+        fields.insert("type".into(), json!(r.punishment_type));
+        fields.insert("action".into(), json!("revoke"));
+        fields.insert("punishment_id".into(), json!(r.punishment_id));
+        fields.insert("external_id".into(), json!(r.external_id));
+        fields.insert("revoke_reason".into(), json!(r.reason));
+        "punish_revoke".to_owned()
+    } else {
+        // validate() refuses this shape; the projector skips such an action before here.
+        "punish_revoke".to_owned()
+    };
+    fields.insert("staff_name".into(), json!(record.by.name));
+    fields.insert(
+        "source_plugin".into(),
+        json!(crate::records::DASHBOARD_SOURCE),
+    );
+    fields.insert("issued_at".into(), json!(record.at));
+    fields.retain(|_, v| !v.is_null());
+    internal(
+        &name,
+        record.player_uuid(),
+        None,
+        &Value::Object(fields),
+        Some(record.at),
     )
 }
 

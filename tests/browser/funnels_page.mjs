@@ -41,10 +41,27 @@ async function scan(page, label) {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
+/** Every control of the form's options stays inside its own field (the window's unit once
+ * ran under the Order field beside it). */
+async function checkFieldsFit(page, what) {
+  const spills = await page.evaluate(() => [...document.querySelectorAll('.funnel-options .field')]
+    .flatMap((field) => {
+      const box = field.getBoundingClientRect();
+      return [...field.querySelectorAll('input, select, button')]
+        .filter((control) => {
+          const r = control.getBoundingClientRect();
+          return r.left < box.left - 0.5 || r.right > box.right + 0.5;
+        })
+        .map((control) => `${control.name || control.id} runs past its field`);
+    }));
+  for (const spill of spills) failures.push(`${what}: ${spill}`);
+}
+
 async function checkNarrow(page, what) {
   await page.setViewportSize({ width: 390, height: 844 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   if (overflow > 1) failures.push(`at 390 px wide ${what} scrolls sideways by ${overflow} px`);
+  await checkFieldsFit(page, `at 390 px ${what}`);
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
@@ -60,6 +77,7 @@ async function main() {
     const page = await browser.context.newPage();
     watchProblems(page, problems);
     await signIn(page, BASE_URL, LOGIN, PASSWORD, '/funnels?step=quest_started');
+    await checkFieldsFit(page, 'at 1280 px the form');
     await page.getByLabel('Step 2', { exact: true }).fill('quest_completed');
     await page.getByLabel(/Breakdown by property of step 1/).fill('region');
     await page.getByRole('button', { name: 'Run', exact: true }).click();

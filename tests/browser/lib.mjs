@@ -215,3 +215,60 @@ export function run(name, limitMs, main) {
     },
   );
 }
+
+/**
+ * What of the uPlot chart drawn in `figureSelector` (charts.js keeps the plot on
+ * `figure.uplot`) does not show: the canvas running past its holder, and tick labels not wholly
+ * visible inside the holder and the window: x labels
+ * measured left and right of their tick (uPlot centres them), y labels above and below. Each
+ * label is measured with the axis's own font on the canvas, then placed on the page; an empty
+ * list when every label is inside.
+ */
+export async function clippedTickLabels(page, figureSelector) {
+  return page.evaluate((selector) => {
+    const figure = document.querySelector(selector);
+    const u = figure?.uplot;
+    if (!u) return ['no chart drawn'];
+    const { ctx } = u;
+    const canvas = ctx.canvas.getBoundingClientRect();
+    const scale = ctx.canvas.width / canvas.width;
+    // What shows of the canvas: its holder (which clips it) inside the figure.
+    const box = (figure.querySelector('.chart-canvas') ?? figure).getBoundingClientRect();
+    const left = Math.max(box.left, canvas.left, 0);
+    const right = Math.min(box.right, canvas.right, document.documentElement.clientWidth);
+    const top = canvas.top;
+    const bottom = canvas.bottom;
+    const clipped = [];
+    // The whole canvas shows: a canvas wider than its holder loses its right edge (the plot's
+    // end and the last time label) to the holder's clipping.
+    const holder = (figure.querySelector('.chart-canvas') ?? figure).getBoundingClientRect();
+    if (canvas.right > holder.right + 0.5 || canvas.left < holder.left - 0.5) {
+      clipped.push(`the canvas spans ${Math.round(canvas.left)}..${Math.round(canvas.right)} px, its holder ${Math.round(holder.left)}..${Math.round(holder.right)}`);
+    }
+    u.axes.forEach((axis, a) => {
+      if (!axis.show || !axis._splits || !axis._values) return;
+      ctx.save();
+      ctx.font = axis.font[0];
+      const lineHeight = (axis.font[1] * 1.2) / scale;
+      axis._splits.forEach((split, i) => {
+        const text = axis._values[i];
+        if (text === null || text === undefined || text === '') return;
+        const lines = String(text).split('\n');
+        const width = Math.max(...lines.map((line) => ctx.measureText(line).width)) / scale;
+        if (a === 0) {
+          const x = canvas.left + u.valToPos(split, 'x', true) / scale;
+          if (x - width / 2 < left - 0.5 || x + width / 2 > right + 0.5) {
+            clipped.push(`x label ${JSON.stringify(text)} spans ${Math.round(x - width / 2)}..${Math.round(x + width / 2)} px, the chart ${Math.round(left)}..${Math.round(right)}`);
+          }
+        } else {
+          const y = canvas.top + u.valToPos(split, axis.scale, true) / scale;
+          if (y - lineHeight / 2 < top - 0.5 || y + lineHeight / 2 > bottom + 0.5) {
+            clipped.push(`y label ${JSON.stringify(text)} at ${Math.round(y)} px, the chart ${Math.round(top)}..${Math.round(bottom)}`);
+          }
+        }
+      });
+      ctx.restore();
+    });
+    return clipped;
+  }, figureSelector);
+}

@@ -9,7 +9,8 @@
 // First the page as it opens, with no question: joins per day over the last 30 days, drawn
 // with the y axis from zero, a tooltip with the exact value on hover (the browser runs in
 // Asia/Kolkata, so local times and UTC differ), the table's numbers equal to the chart's, and
-// the "Chart times in" setting switching the time axis between the viewer's zone and UTC.
+// the "Chart times in" setting switching the time axis between the viewer's zone and UTC; at
+// 390 px every tick label stays inside the chart.
 //
 //   BASE_URL=… LOGIN=… PASSWORD=… node tests/browser/trends_page.mjs
 //
@@ -21,7 +22,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  accessibilityProblems, env, fail, launch, run, signIn, waitFor, watchProblems,
+  accessibilityProblems, clippedTickLabels, env, fail, launch, run, signIn, waitFor, watchProblems,
 } from './lib.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -149,6 +150,18 @@ async function checkDefaultChart(page) {
     failures.push(`the tooltip's times read ${JSON.stringify(tip)}`);
   }
   await page.screenshot({ path: join(SCREENSHOT_DIR, 'trends_default.png'), fullPage: true });
+
+  // On a phone every tick label stays inside the chart (the last date is not cut off).
+  await page.setViewportSize({ width: 390, height: 844 });
+  await waitFor(page, 'the chart resized to the phone', () => {
+    const u = document.querySelector('#trends-result figure[data-chart]')?.uplot;
+    return u && u.width <= 390 ? true : null;
+  });
+  for (const label of await clippedTickLabels(page, '#trends-result figure[data-chart]')) {
+    failures.push(`at 390 px ${label}`);
+  }
+  await page.screenshot({ path: join(SCREENSHOT_DIR, 'trends_default_390.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // The setting: UTC, then back to the viewer's zone (a plain form post; the page comes back).
   await markStale(page);

@@ -96,5 +96,31 @@ async fn the_backfill_gives_retention_cohorts_and_trends_on_past_days() -> anyho
     let values = trends["series"][0]["values"].as_array().expect("values");
     let days = values.iter().filter(|v| v.as_i64() > Some(0)).count();
     assert!(days > 1, "quest_started on {days} days: {trends}");
+
+    // The servers' heartbeats of the last day: the Overview's players chart opens filled.
+    let get = |path: &'static str| stack.call(Method::GET, path, &account.dashboard_key, None);
+    let (status, overview) = get("/api/overview").await;
+    assert_eq!(status, 200, "{overview}");
+    let network = overview["network"].as_array().expect("network");
+    let filled = network.iter().filter(|p| p["players"].is_number()).count();
+    assert!(
+        filled >= 285,
+        "players in {filled} of {} buckets",
+        network.len()
+    );
+    let busiest = network
+        .iter()
+        .filter_map(|p| p["players"].as_f64())
+        .fold(0.0, f64::max);
+    assert!(busiest >= 2.0, "at most {busiest} players: {network:?}");
+    // The past's punishments were issued by the staff, who have their groups.
+    let (status, staff) = get("/api/staff").await;
+    assert_eq!(status, 200, "{staff}");
+    let roster = staff["items"].as_array().expect("items");
+    assert!(!roster.is_empty(), "no staff: {staff}");
+    assert!(
+        roster.iter().all(|m| m["rank"].is_string()),
+        "staff without a group: {staff}"
+    );
     Ok(())
 }

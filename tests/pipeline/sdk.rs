@@ -11,7 +11,7 @@ use uuid::Uuid;
 use warden_sdk::{
     AccountLink, AnticheatFlag, ChatEntry, ChatEntryType, CustomEvent, DashboardClient, EventQuery,
     EventTracker, FunnelRequest, Heartbeat, LinkAction, PageRequest, PluginClient, Punishment,
-    PunishmentType, RankAction, RankChange, Session, SessionEvent, TrackerConfig,
+    PunishmentType, RankAction, RankChange, ServerRole, Session, SessionEvent, TrackerConfig,
 };
 
 #[tokio::test]
@@ -151,6 +151,11 @@ async fn the_sdk_writes_every_kind_tracks_events_and_reads_them_back() -> anyhow
     let lobby = servers.iter().find(|s| s.id == server).expect("the server");
     assert!(lobby.is_online);
     assert_eq!(lobby.name.as_deref(), Some("Lobby"));
+    assert_eq!(
+        lobby.role,
+        Some(ServerRole::Server),
+        "no role sent: a game server"
+    );
     assert!(dashboard.staff().await?.iter().any(|s| s.uuid == player));
 
     let query = EventQuery {

@@ -32,6 +32,10 @@ pub(crate) struct Dashboard<'a> {
     pub(crate) keys: &'a [String],
     /// The account's servers.
     pub(crate) servers: &'a [Uuid],
+    /// The same client without following redirects.
+    pub(crate) http_no_redirect: &'a reqwest::Client,
+    /// Players of the account's dataset, named `data::player_name(0..players)`.
+    pub(crate) players: usize,
 }
 
 /// A series of sequential requests: `count` timed after [`WARM_UP`] untimed ones. A request
@@ -110,7 +114,8 @@ impl Dashboard<'_> {
 
     /// The pages behind session cookies (several members' in turn, so a per-member quota
     /// would not be what is measured): `/` always, `/servers/{id}?range=30d` when this build
-    /// has it (else a note says so).
+    /// has it (else a note says so), Trends and Funnels as they open, and the header's player
+    /// search (suggestions, and the form that opens one player).
     pub(crate) async fn pages(
         &self,
         cookies: &[String],
@@ -167,6 +172,67 @@ impl Dashboard<'_> {
                     .to_owned(),
             );
         }
+        out.push(
+            series(
+                "trends_page",
+                "GET /analytics/trends (the Trends page as it opens: joins per day over 30 \
+                 days, HTML) with a session cookie, sequential",
+                count,
+                StatusCode::OK,
+                |_, _| get("/analytics/trends".into()),
+            )
+            .await,
+        );
+        out.push(
+            series(
+                "funnels_page",
+                "GET /funnels (the Funnels page as it opens, with its example funnel, HTML) \
+                 with a session cookie, sequential",
+                count,
+                StatusCode::OK,
+                |_, _| get("/funnels".into()),
+            )
+            .await,
+        );
+        let players = self.players.max(1);
+        out.push(
+            series(
+                "player_suggestions",
+                "GET /players/suggestions?q=<the first 8 letters of a player's name, a prefix \
+                 many names share> (the header search's suggestions, HTML) with a session \
+                 cookie, sequential",
+                count,
+                StatusCode::OK,
+                |rng, _| {
+                    let name = crate::data::player_name(rng.random_range(0..players));
+                    get(format!(
+                        "/players/suggestions?q={}",
+                        &name[..name.len().min(8)]
+                    ))
+                },
+            )
+            .await,
+        );
+        // One match answers 303 to the player's page: timed without following it.
+        let find = self.http_no_redirect.clone();
+        let mut turn = 0usize;
+        out.push(
+            series(
+                "player_find",
+                "GET /players/find?q=<a player's exact name> (the header search's form: 303 to \
+                 the player's page, not followed) with a session cookie, sequential",
+                count,
+                StatusCode::SEE_OTHER,
+                |rng, _| {
+                    turn += 1;
+                    let name = crate::data::player_name(rng.random_range(0..players));
+                    let url = format!("{}/players/find?q={name}", self.base_url);
+                    let cookie = cookies[turn % cookies.len().max(1)].as_str();
+                    find.get(url).header(COOKIE, cookie)
+                },
+            )
+            .await,
+        );
         (out, notes)
     }
 

@@ -106,6 +106,7 @@ impl Log {
             memory_used_mb: Some(2_048.0 + players * 8.0),
             memory_max_mb: Some(8_192.0),
             online: Some(true),
+            role: None,
         }
     }
 

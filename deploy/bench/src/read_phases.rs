@@ -172,6 +172,26 @@ async fn dashboard_reads(
         "server_history_build",
         format!("rows after pruning: {rows}"),
     );
+    // The header's player search looks names up in `player_names` (and `players.names`), which
+    // the dataset's direct inserts leave empty: give every player their one name.
+    sqlx::query(
+        "UPDATE players SET names = ARRAY[username] \
+         WHERE account_id = $1 AND username IS NOT NULL AND names = '{}'",
+    )
+    .bind(readers)
+    .execute(&b.svc_pool)
+    .await?;
+    sqlx::query(
+        "INSERT INTO player_names (account_id, player_uuid, name, first_seen, last_seen) \
+         SELECT account_id, uuid, username, first_seen, last_seen FROM players \
+         WHERE account_id = $1 AND username IS NOT NULL ON CONFLICT DO NOTHING",
+    )
+    .bind(readers)
+    .execute(&b.svc_pool)
+    .await?;
+    sqlx::query("ANALYZE players, player_names")
+        .execute(&b.svc_pool)
+        .await?;
     let server_ids = log.servers.clone();
     let stop = CancellationToken::new();
     let live = log.live_until(b.svc_pool.clone(), stop.clone());
@@ -182,11 +202,17 @@ async fn dashboard_reads(
         .keys(readers, "dashboard", 2 * (count + 5) / 50 + 2)
         .await?;
     let http = b.http.clone();
+    let http_no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(60))
+        .build()?;
     let view = Dashboard {
         http: &http,
         base_url,
         keys: &keys,
         servers: &server_ids,
+        http_no_redirect: &http_no_redirect,
+        players: players.len(),
     };
     b.report.measurements.extend(view.json_reads(count).await);
     for (name, route) in [
@@ -212,7 +238,7 @@ async fn dashboard_reads(
     );
     let sign_ins = SignIns::for_attempts(5 + sequential + concurrent);
     for (i, (login, password)) in sign_ins.members.iter().enumerate() {
-        let role = if i == 0 { "owner" } else { "viewer" };
+        let role = if i == 0 { "owner" } else { "moderator" };
         b.admin.member(readers, login, role, password).await?;
     }
     let (measured, cookies) = sign_ins

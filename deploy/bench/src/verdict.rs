@@ -114,6 +114,20 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         ),
         ("overview p99 <= 50 ms", "overview", 50.0),
         ("server chart 30 d p99 <= 50 ms", "server_chart_30d", 50.0),
+        ("Overview page p99 <= 50 ms", "overview_page", 50.0),
+        ("server page 30 d p99 <= 50 ms", "server_page_30d", 50.0),
+        ("Trends page as it opens p99 <= 50 ms", "trends_page", 50.0),
+        (
+            "Funnels page as it opens p99 <= 50 ms",
+            "funnels_page",
+            50.0,
+        ),
+        (
+            "header player suggestions p99 <= 50 ms",
+            "player_suggestions",
+            50.0,
+        ),
+        ("header player find p99 <= 50 ms", "player_find", 50.0),
         (
             "sign-in p99 <= 250 ms (Argon2id included)",
             "sign_in",

@@ -21,7 +21,8 @@ pub fn endpoint(kind: RecordKind) -> Option<&'static str> {
         RecordKind::RankChange => "/api/plugin/rank-changes",
         RecordKind::AccountLink => "/api/plugin/account-links",
         RecordKind::Custom => "/api/v1/plugin/events",
-        RecordKind::Note | RecordKind::Erasure => return None,
+        RecordKind::ActionAck => "/api/plugin/actions/acks",
+        RecordKind::Note | RecordKind::Erasure | RecordKind::Action => return None,
     })
 }
 

@@ -34,6 +34,10 @@ pub async fn send_batch(
         RecordKind::Erasure => Err(SdkError::Config(
             "player erasures have no plugin endpoint".into(),
         )),
+        // Dashboard actions are written by query-api; only a plugin that enforces one answers.
+        RecordKind::Action | RecordKind::ActionAck => Err(SdkError::Config(
+            "the simulation neither acts on the dashboard nor enforces actions".into(),
+        )),
     }
 }
 
@@ -81,6 +85,9 @@ mod tests {
                 RecordKind::Custom => ids::<CustomEvent>(records),
                 RecordKind::Note => panic!("the simulation made a note"),
                 RecordKind::Erasure => panic!("the simulation made an erasure"),
+                RecordKind::Action | RecordKind::ActionAck => {
+                    panic!("the simulation made a dashboard action")
+                }
             };
             assert!(ids.iter().all(Option::is_some), "{kind:?} without ids");
         }

@@ -93,6 +93,17 @@ impl World {
         World { servers, players }
     }
 
+    /// The live network of `players` players grown to `total` for its history: the same
+    /// players first, and the same staff (newcomers are never staff), so the past's
+    /// punishments are issued by the staff the live fleet gives their groups.
+    pub fn grown(seed: u64, servers: usize, players: usize, total: usize) -> World {
+        let mut world = World::generate(seed, servers, total.max(players));
+        for (index, player) in world.players.iter_mut().enumerate() {
+            player.staff = staff_role(index, players);
+        }
+        world
+    }
+
     /// Indexes of the staff members.
     pub fn staff(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.players.len()).filter(|&i| self.players[i].staff.is_some())

@@ -17,14 +17,14 @@ use shared::envelope::Logged;
 use shared::problem::RejectedRecord;
 use shared::records::{ActionAck, PluginRecord};
 use shared::serve::BodyReadTimeout;
-use shared::validation::{FieldError, FieldErrors};
+use shared::validation::FieldError;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// The path of the acknowledgements.
-pub const PATH: &str = "/api/plugin/actions/acks";
+pub(super) const PATH: &str = "/api/plugin/actions/acks";
 /// The most results in one request.
-pub const MAX_RESULTS: usize = 100;
+pub(super) const MAX_RESULTS: usize = 100;
 
 pub(super) fn router() -> PluginRoutes {
     Router::new().route(PATH, post(acknowledge))
@@ -33,50 +33,30 @@ pub(super) fn router() -> PluginRoutes {
 /// A server's outcomes for actions it read from the feed.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AckRequest {
+pub(super) struct AckRequest {
     /// The server that acted.
-    pub server_id: Uuid,
+    pub(super) server_id: Uuid,
     /// One result per action, 1..=100.
     #[schema(min_items = 1, max_items = 100)]
-    pub results: Vec<AckResult>,
+    pub(super) results: Vec<AckResult>,
 }
 
 /// What the server did with one action.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AckResult {
+pub(super) struct AckResult {
     /// The action's `id` (from the feed).
-    pub action_id: Uuid,
+    pub(super) action_id: Uuid,
     /// `applied`, `not_online`, `skipped` or `failed`.
     #[schema(pattern = "^(applied|not_online|skipped|failed)$")]
-    pub outcome: String,
+    pub(super) outcome: String,
     /// The server's words (at most 512 characters).
     #[serde(default)]
     #[schema(max_length = 512, pattern = "^[^\\u0000\\ud800-\\udfff]*$")]
-    pub detail: Option<String>,
+    pub(super) detail: Option<String>,
     /// When it acted (default: the time of receipt).
     #[serde(default)]
-    pub at: Option<DateTime<Utc>>,
-}
-
-/// The outcomes a server may report.
-const OUTCOMES: [&str; 4] = ["applied", "not_online", "skipped", "failed"];
-/// The longest `detail`.
-const MAX_DETAIL: usize = 512;
-
-/// The rules of one result beyond its JSON shape.
-fn check(result: &AckResult, now: DateTime<Utc>) -> Result<(), Vec<FieldError>> {
-    let mut errors = FieldErrors::new();
-    if !OUTCOMES.contains(&result.outcome.as_str()) {
-        errors.push(
-            "outcome",
-            "invalid_value",
-            "must be applied, not_online, skipped or failed",
-        );
-    }
-    errors.text("detail", result.detail.as_deref(), 0, MAX_DETAIL);
-    errors.record_time("at", result.at, now);
-    errors.into_result()
+    pub(super) at: Option<DateTime<Utc>>,
 }
 
 /// Logs one `action_ack` record per result; 202 like every plugin write.
@@ -107,14 +87,6 @@ async fn acknowledge(
         is_batch: true,
     };
     for (index, result) in request.results.into_iter().enumerate() {
-        if let Err(errors) = check(&result, received_at) {
-            prepared.rejected.push(RejectedRecord {
-                index,
-                code: code_of(&errors),
-                errors,
-            });
-            continue;
-        }
         let mut record = ActionAck {
             server_id: request.server_id,
             action_id: result.action_id,
@@ -152,30 +124,27 @@ async fn acknowledge(
 
 /// The body as an [`AckRequest`]; 400 `malformed_json` naming the field when it is not one.
 fn decode(bytes: &[u8]) -> Result<AckRequest, IngestError> {
+    let malformed = |field: String, message: String| IngestError::Malformed {
+        detail: if field.is_empty() {
+            message.clone()
+        } else {
+            format!("{field}: {message}")
+        },
+        errors: vec![FieldError {
+            field,
+            code: "malformed_json".into(),
+            message,
+        }],
+    };
     let mut json = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut json)
-        .and_then(|request| {
-            json.end()
-                .map_err(|e| serde_path_to_error::Error::new(Default::default(), e))
-                .map(|()| request)
-        })
-        .map_err(|error| {
-            let field = error.path().to_string();
-            let field = if field == "." { String::new() } else { field };
-            let message = error.inner().to_string();
-            IngestError::Malformed {
-                detail: if field.is_empty() {
-                    message.clone()
-                } else {
-                    format!("{field}: {message}")
-                },
-                errors: vec![FieldError {
-                    field,
-                    code: "malformed_json".into(),
-                    message,
-                }],
-            }
-        })
+    let request: AckRequest = serde_path_to_error::deserialize(&mut json).map_err(|error| {
+        let field = error.path().to_string();
+        let field = if field == "." { String::new() } else { field };
+        malformed(field, error.inner().to_string())
+    })?;
+    json.end()
+        .map_err(|error| malformed(String::new(), error.to_string()))?;
+    Ok(request)
 }
 
 /// A result's code: its first error's, else `validation_failed`.

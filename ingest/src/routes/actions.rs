@@ -54,6 +54,7 @@ pub(super) struct ActionPage {
 fn parse_query(query: Option<&str>) -> Result<(u64, u64), Vec<FieldError>> {
     let mut errors = FieldErrors::new();
     let (mut after, mut wait) = (0, DEFAULT_WAIT_SECS);
+    let mut seen = (false, false);
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         // A whole number may come spelt `2.0` (JSON Schema's integer admits it).
@@ -62,10 +63,19 @@ fn parse_query(query: Option<&str>) -> Result<(u64, u64), Vec<FieldError>> {
             _ => value,
         };
         let number = || -> Option<u64> {
-            (!value.is_empty() && value.len() <= 20 && value.bytes().all(|b| b.is_ascii_digit()))
+            (!value.is_empty() && value.len() <= 19 && value.bytes().all(|b| b.is_ascii_digit()))
                 .then(|| value.parse().ok())
                 .flatten()
         };
+        let repeated = match key {
+            "after" => std::mem::replace(&mut seen.0, true),
+            "wait" => std::mem::replace(&mut seen.1, true),
+            _ => false,
+        };
+        if repeated {
+            errors.push(key, "repeated", "give it once");
+            continue;
+        }
         match key {
             "after" => match number() {
                 Some(n) => after = n,
@@ -122,7 +132,7 @@ async fn read(
         .create_consumer(OrderedConfig {
             filter_subjects: state
                 .subjects
-                .account_kind_events(account, RecordKind::Note),
+                .account_kind_events(account, RecordKind::Action),
             deliver_policy: DeliverPolicy::ByStartSequence {
                 start_sequence: after.saturating_add(1),
             },
@@ -163,7 +173,7 @@ async fn read(
 
 /// The feed's JSON for each action of a log message: the record, its `id`, and the cursor.
 fn actions_of(sequence: u64, message: LogMessage) -> anyhow::Result<Vec<Value>> {
-    let RecordBatch::Note(records) = message.batch else {
+    let RecordBatch::Action(records) = message.batch else {
         return Ok(Vec::new());
     };
     let mut out = Vec::with_capacity(records.len());
@@ -205,6 +215,7 @@ mod tests {
             codes("after=abc"),
             [("after".into(), "invalid_cursor".into())]
         );
+        assert_eq!(codes("wait=1&wait=2"), [("wait".into(), "repeated".into())]);
         assert_eq!(codes("after="), [("after".into(), "invalid_cursor".into())]);
         assert_eq!(
             codes("after=99999999999999999999999"),

@@ -1,5 +1,6 @@
 //! The plugin endpoints: the writes, and the action feed.
 
+mod action_acks;
 mod actions;
 mod custom_events;
 pub mod openapi;
@@ -22,6 +23,7 @@ pub fn router(state: AppState, slots: Arc<Semaphore>) -> Router {
     let writes: PluginRoutes = Router::new()
         .merge(plugin_records::router())
         .merge(custom_events::router())
+        .merge(action_acks::router())
         // Bodies are read and limited by `body::read_json_body`, after the auth check.
         .layer(DefaultBodyLimit::disable())
         // Inside the gate (`mount` puts it outside every route layer added here): only

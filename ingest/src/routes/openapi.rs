@@ -2,6 +2,7 @@
 //! answer. Served alone at `/api/plugin/openapi.json` (a path the edge routes to ingest); the
 //! all-in-one stack merges it with query-api's at `/api/openapi.json`.
 
+use super::action_acks::{AckRequest, AckResult};
 use super::actions::ActionPage;
 use super::custom_events::EventAccepted;
 use crate::write::WriteReport;
@@ -145,14 +146,29 @@ fn custom_events() {}
 #[allow(dead_code)] // The route is `actions::feed`; this is its documentation.
 fn actions() {}
 
+/// Acknowledge what this server did with actions from the feed (one `action_ack` record per
+/// result).
+#[utoipa::path(post, path = "/api/plugin/actions/acks", tag = "plugin",
+    security(("plugin_key" = [])),
+    request_body(content = AckRequest, content_type = "application/json",
+        description = "The server and 1..=100 results; `Content-Encoding: gzip` accepted"),
+    responses(
+        (status = 202, description = "Durably in the event log; refused results are listed", body = WriteReport),
+        (status = 413, description = "Over 1 MiB (after gunzip)", body = Problem),
+        (status = 422, description = "Every result refused, or none or over 100", body = Problem),
+        (status = 503, description = "The event log cannot take writes; retry", body = Problem),
+    ))]
+#[allow(dead_code)] // The route is `action_acks::acknowledge`; this is its documentation.
+fn action_acks() {}
+
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Warden ingest API",
         description = "The plugin write endpoints. Every error is RFC 9457 problem details \
             (application/problem+json) with a stable `code`."),
     paths(heartbeat, chat, punishments, anticheat_flags, sessions, rank_changes, account_links,
-        custom_events, actions),
-    components(schemas(Problem, RejectedRecord, WriteReport, EventAccepted, ActionPage)),
+        custom_events, actions, action_acks),
+    components(schemas(Problem, RejectedRecord, WriteReport, EventAccepted, ActionPage, AckRequest, AckResult)),
     tags((name = "plugin", description = "Writes from the game-server plugin (plugin key)")),
 )]
 struct IngestDoc;

@@ -15,6 +15,7 @@ mod privacy;
 mod rate_limits;
 mod request_heads;
 mod route_families;
+mod server_roles;
 mod slow_link;
 mod start_up;
 mod storable;

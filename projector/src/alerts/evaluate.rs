@@ -191,7 +191,9 @@ async fn evaluate(
         RecordBatch::Chat(_)
         | RecordBatch::AccountLink(_)
         | RecordBatch::Note(_)
-        | RecordBatch::Erasure(_) => Ok(Vec::new()),
+        | RecordBatch::Erasure(_)
+        | RecordBatch::Action(_)
+        | RecordBatch::ActionAck(_) => Ok(Vec::new()),
     }
 }
 

@@ -56,7 +56,12 @@ impl<'a> DeliveryColumns<'a> {
                 );
                 match latest.get(&key) {
                     Some(&i) => {
-                        (columns.outcome[i], columns.detail[i], columns.at[i], columns.seq[i]) = row
+                        (
+                            columns.outcome[i],
+                            columns.detail[i],
+                            columns.at[i],
+                            columns.seq[i],
+                        ) = row
                     }
                     None => {
                         latest.insert(key, columns.account_id.len());

@@ -68,7 +68,9 @@ pub fn active_days(messages: &[&Positioned]) -> BTreeSet<(Uuid, Uuid, NaiveDate)
             | RecordBatch::Custom(_)
             | RecordBatch::Heartbeat(_)
             | RecordBatch::Note(_)
-            | RecordBatch::Erasure(_) => {}
+            | RecordBatch::Erasure(_)
+            | RecordBatch::Action(_)
+            | RecordBatch::ActionAck(_) => {}
         }
     }
     days

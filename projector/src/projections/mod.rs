@@ -75,6 +75,7 @@ macro_rules! read_model {
     };
 }
 
+pub mod action_deliveries;
 pub mod active_days;
 pub mod anticheat_flags;
 mod apply;
@@ -109,6 +110,7 @@ pub static READ_MODELS: &[&dyn ReadModel] = &[
     &anticheat_flags::AnticheatFlags,
     &chat::Chat,
     &notes::Notes,
+    &action_deliveries::ActionDeliveries,
     &active_days::ActiveDays,
     // Last: it scrubs what the models before it stored of an erased player.
     &erasure::Erasure,

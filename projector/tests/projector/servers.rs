@@ -2,8 +2,10 @@
 
 use crate::harness::{Harness, logged, table_checksum};
 use chrono::{DateTime, Utc};
-use projector::projections::servers::prune_samples;
+use projector::projections::servers::{Servers, prune_samples};
+use projector::rebuild::{RebuildOptions, rebuild};
 use shared::records::Heartbeat;
+use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 fn at(time: &str) -> DateTime<Utc> {
@@ -190,5 +192,91 @@ async fn samples_are_pruned_a_day_behind_and_never_counted_twice() -> anyhow::Re
         at("01T09:00:00"),
         "still seen"
     );
+    Ok(())
+}
+
+/// Each server's role, by id.
+async fn roles(h: &Harness, account: Uuid) -> anyhow::Result<Vec<(Uuid, String)>> {
+    Ok(
+        sqlx::query_as("SELECT id, role FROM servers WHERE account_id = $1 ORDER BY id")
+            .bind(account)
+            .fetch_all(h.pool())
+            .await?,
+    )
+}
+
+#[tokio::test]
+async fn a_proxys_role_is_stored_and_kept_by_a_replay_and_a_rebuild() -> anyhow::Result<()> {
+    let mut h = Harness::start().await?;
+    let account = Uuid::now_v7();
+    // Ids in order, so `roles` lists them in this order.
+    let (proxy, lobby, was_proxy) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+    let proxy_beat = |time| heartbeat(proxy, time, 20.0, 9, r#","role":"proxy""#);
+    h.publish(
+        account,
+        Utc::now(),
+        vec![
+            logged::<Heartbeat>(&proxy_beat("01T12:00:00")),
+            logged::<Heartbeat>(&heartbeat(lobby, "01T12:00:00", 20.0, 5, "")),
+            logged::<Heartbeat>(&heartbeat(
+                was_proxy,
+                "01T12:00:00",
+                20.0,
+                4,
+                r#","role":"proxy""#,
+            )),
+        ],
+    )
+    .await?;
+    // The proxy again without a role but older (late): still a proxy. The third server's
+    // newer heartbeat names no role: a game server now.
+    h.publish(
+        account,
+        Utc::now(),
+        vec![
+            logged::<Heartbeat>(&heartbeat(proxy, "01T11:59:00", 20.0, 9, "")),
+            logged::<Heartbeat>(&proxy_beat("01T12:00:15")),
+            logged::<Heartbeat>(&heartbeat(
+                lobby,
+                "01T12:00:15",
+                20.0,
+                5,
+                r#","role":"server""#,
+            )),
+            logged::<Heartbeat>(&heartbeat(
+                was_proxy,
+                "01T12:00:15",
+                20.0,
+                4,
+                r#","role":null"#,
+            )),
+        ],
+    )
+    .await?;
+    let last = h.caught_up().await?;
+    let expected = vec![
+        (proxy, "proxy".to_owned()),
+        (lobby, "server".to_owned()),
+        (was_proxy, "server".to_owned()),
+    ];
+    assert_eq!(roles(&h, account).await?, expected);
+
+    // Replayed from the start of the log.
+    h.stop_projector().await?;
+    sqlx::query("UPDATE projection_checkpoints SET last_sequence = 0")
+        .execute(h.pool())
+        .await?;
+    h.start_projector().await?;
+    h.caught_up_to(last).await?;
+    assert_eq!(roles(&h, account).await?, expected, "after a replay");
+
+    // Rebuilt into fresh tables and swapped in.
+    let options = RebuildOptions {
+        models: vec![&Servers],
+        progress_bar: false,
+        progress: None,
+    };
+    rebuild(&h.config, &options, CancellationToken::new()).await?;
+    assert_eq!(roles(&h, account).await?, expected, "after a rebuild");
     Ok(())
 }

@@ -149,9 +149,12 @@ impl Workload {
             6 => message(batch::<shared::records::Heartbeat>(
                 self.servers
                     .iter()
-                    .map(|s| json!({"server_id": s, "tps": 19.5, "player_count": i % 50,
+                    .enumerate()
+                    // The first server is the network's proxy.
+                    .map(|(n, s)| json!({"server_id": s, "tps": 19.5, "player_count": i % 50,
                         "max_players": 100, "timestamp": at(0), "name": "Lobby",
-                        "version": "Paper 1.21.4", "online": true}))
+                        "version": "Paper 1.21.4", "online": true,
+                        "role": if n == 0 { "proxy" } else { "server" }}))
                     .collect(),
             )),
             7 => message(batch::<shared::records::Punishment>(vec![

@@ -44,14 +44,15 @@ pub struct Mark {
     pub to: i64,
 }
 
-/// The network's players online (one line).
+/// The network's players online (one line), to two decimals: the figures its table
+/// ([`network_rows`]) prints.
 pub fn network(points: &[NetworkPoint]) -> ChartData {
     ChartData {
         unit: "players",
         x: points.iter().map(|p| p.at.timestamp()).collect(),
         series: vec![Series {
             label: "Players online",
-            values: points.iter().map(|p| p.players).collect(),
+            values: points.iter().map(|p| p.players.map(hundredths)).collect(),
         }],
         band: None,
         marks: Vec::new(),
@@ -102,31 +103,33 @@ pub fn band(
     }
 }
 
-/// One row of the players-online table: an hour of the network chart.
+/// One row of the players-online table: one point of the network chart.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HourRow {
-    /// Start of the hour.
+pub struct NetworkRow {
+    /// Start of the five-minute bucket.
     pub from: DateTime<Utc>,
-    /// Mean of its five-minute values that have one.
-    pub average: Option<f64>,
-    /// Its highest five-minute value.
-    pub peak: Option<f64>,
+    /// Players online, as the chart draws it (`no data` when no server sent a heartbeat).
+    pub players: String,
 }
 
-/// The network chart by hour (12 five-minute buckets each).
-pub fn hourly(points: &[NetworkPoint]) -> Vec<HourRow> {
+/// The network chart's own points as table rows: the same figures the chart draws and its
+/// tooltip gives (whole numbers whole, others to two decimals).
+pub fn network_rows(points: &[NetworkPoint]) -> Vec<NetworkRow> {
     points
-        .chunks(12)
-        .filter_map(|hour| {
-            let values: Vec<f64> = hour.iter().filter_map(|p| p.players).collect();
-            Some(HourRow {
-                from: hour.first()?.at,
-                average: (!values.is_empty())
-                    .then(|| values.iter().sum::<f64>() / values.len() as f64),
-                peak: values.iter().copied().reduce(f64::max),
-            })
+        .iter()
+        .map(|p| NetworkRow {
+            from: p.at,
+            players: p
+                .players
+                .map_or_else(|| "no data".to_owned(), |v| hundredths(v).to_string()),
         })
         .collect()
+}
+
+/// `value` rounded to two decimals. Rust and JavaScript both print the shortest decimal of a
+/// float (`24.33`, `24`), so the table and the chart's tooltip read the same.
+fn hundredths(value: f64) -> f64 {
+    (value * 100.0).round() / 100.0
 }
 
 /// One row of a server chart's table: several buckets merged.
@@ -237,19 +240,21 @@ mod tests {
     }
 
     #[test]
-    fn the_network_table_has_an_average_and_a_peak_per_hour() {
+    fn the_network_table_is_the_charts_own_points() {
         let start: DateTime<Utc> = "2025-03-01T10:00:00Z".parse().expect("time");
-        let points: Vec<NetworkPoint> = (0..24)
-            .map(|i| NetworkPoint {
-                at: start + Duration::minutes(5 * i),
-                players: (i < 12 && i % 2 == 0).then_some(i as f64),
+        let points: Vec<NetworkPoint> = [Some(24.0), Some(73.0 / 3.0), None]
+            .into_iter()
+            .enumerate()
+            .map(|(i, players)| NetworkPoint {
+                at: start + Duration::minutes(5 * i as i64),
+                players,
             })
             .collect();
-        let rows = hourly(&points);
-        assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].average, Some(5.0));
-        assert_eq!(rows[0].peak, Some(10.0));
-        assert_eq!(rows[1].average, None);
-        assert_eq!(rows[1].from, start + Duration::hours(1));
+        let rows = network_rows(&points);
+        let chart = network(&points);
+        assert_eq!(chart.series[0].values, [Some(24.0), Some(24.33), None]);
+        let text: Vec<&str> = rows.iter().map(|r| r.players.as_str()).collect();
+        assert_eq!(text, ["24", "24.33", "no data"]);
+        assert_eq!(rows[2].from, start + Duration::minutes(10));
     }
 }

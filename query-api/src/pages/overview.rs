@@ -1,16 +1,16 @@
 //! `/`: the Overview. Servers online of total and players online now, each server's TPS, the
-//! network's players online over the last 24 hours (a chart with an hourly table), staff online
+//! network's players online over the last 24 hours (a chart, and its points as a table), staff online
 //! now, and the activity feed (the latest items as rendered; `activity_stream.rs` adds new ones
 //! live). Everything comes from [`crate::queries::overview`], as `GET /api/overview` does.
 //! `/overview/summary` is the partial htmx refreshes every 30 seconds.
 
 use super::activity::{ActivityItem, mark_banned_alts, sees_alts, visible_to};
-use super::charts::{self, HourRow};
+use super::charts::{self, NetworkRow};
 use super::display;
 use super::error::PageError;
 use super::gate::{PageRoutes, SignedIn};
 use super::{Shell, activity_stream, render};
-use crate::queries::overview::overview as read_overview;
+use crate::queries::overview::{overview as read_overview, players_online};
 use crate::routes::alerts::destinations::Destination;
 use crate::routes::servers::{ServerStatus, server_statuses};
 use crate::routes::staff::StaffMember;
@@ -32,7 +32,7 @@ pub struct Summary {
     pub servers_online: usize,
     /// Servers that ever sent a heartbeat.
     pub servers_total: usize,
-    /// Players on the online servers at their last heartbeat.
+    /// Players on the online game servers at their last heartbeat (proxies left out).
     pub players_online: i64,
     /// Every server, ordered by name.
     pub servers: Vec<ServerStatus>,
@@ -40,11 +40,10 @@ pub struct Summary {
 
 impl Summary {
     fn of(servers: Vec<ServerStatus>) -> Summary {
-        let online = servers.iter().filter(|s| s.is_online);
         Summary {
-            servers_online: online.clone().count(),
+            servers_online: servers.iter().filter(|s| s.is_online).count(),
             servers_total: servers.len(),
-            players_online: online.filter_map(|s| s.player_count).map(i64::from).sum(),
+            players_online: players_online(&servers),
             servers,
         }
     }
@@ -75,8 +74,8 @@ struct OverviewPage {
     summary: Summary,
     /// The network chart's data (JSON).
     network_json: String,
-    /// The same, by hour.
-    hourly: Vec<HourRow>,
+    /// The same points as a table.
+    network_rows: Vec<NetworkRow>,
     staff: Vec<OnDuty>,
     activity: Vec<ActivityItem>,
     /// Where the feed's live items come from, starting after what the page shows.
@@ -157,7 +156,7 @@ async fn overview(caller: SignedIn, State(state): State<AppState>) -> Result<Res
         disabled_destinations,
         shell,
         network_json: display::json(&charts::network(&data.network)),
-        hourly: charts::hourly(&data.network),
+        network_rows: charts::network_rows(&data.network),
         summary,
         staff,
         activity,

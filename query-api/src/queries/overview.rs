@@ -1,5 +1,8 @@
 //! The Overview: the network at a glance (servers and players online, each server's TPS),
 //! the players-online chart of the last 24 hours, staff online now, and recent activity.
+//!
+//! Players are counted on the game servers only: a proxy's players are the same people as
+//! the players of the servers behind it, so its count would count each of them twice.
 
 use crate::routes::servers::{ServerStatus, server_statuses};
 use crate::routes::staff::{StaffMember, staff_roster};
@@ -36,8 +39,8 @@ pub const ACTIVITY_EVENTS: [&str; 8] = [
 pub struct NetworkPoint {
     /// Start of the bucket (UTC).
     pub at: DateTime<Utc>,
-    /// Players online across the network: each server's average over the bucket, summed;
-    /// null when no server sent a heartbeat in it.
+    /// Players online across the network: each game server's average over the bucket, summed
+    /// (proxies left out); null when no game server sent a heartbeat in it.
     pub players: Option<f64>,
 }
 
@@ -115,12 +118,12 @@ pub struct Overview {
     pub servers_online: usize,
     /// Servers that ever sent a heartbeat.
     pub servers_total: usize,
-    /// Players on the online servers at their last heartbeat.
+    /// Players on the online game servers at their last heartbeat (proxies left out).
     pub players_online: i64,
     /// Every server with its TPS and players now (as `GET /api/servers`).
     pub servers: Vec<ServerStatus>,
-    /// Players online across the network over the last 24 hours, every 5 minutes, oldest
-    /// first (288 points).
+    /// Players online across the network (game servers only) over the last 24 hours, every
+    /// 5 minutes, oldest first (288 points).
     pub network: Vec<NetworkPoint>,
     /// Staff online now (as `GET /api/staff`, online only).
     pub staff_online: Vec<StaffMember>,
@@ -135,9 +138,8 @@ pub async fn overview(
     now: DateTime<Utc>,
 ) -> Result<Overview, sqlx::Error> {
     let servers = server_statuses(reads, account_id).await?;
-    let online = servers.iter().filter(|s| s.is_online);
-    let servers_online = online.clone().count();
-    let players_online = online.filter_map(|s| s.player_count).map(i64::from).sum();
+    let servers_online = servers.iter().filter(|s| s.is_online).count();
+    let players_online = players_online(&servers);
     let mut staff_online = staff_roster(reads, account_id).await?;
     staff_online.retain(|member| member.is_online);
     Ok(Overview {
@@ -151,8 +153,21 @@ pub async fn overview(
     })
 }
 
+/// Players on the online game servers of `servers` at their last heartbeat. A proxy's players
+/// are on the servers behind it too: counting them would count each player twice.
+pub fn players_online(servers: &[ServerStatus]) -> i64 {
+    servers
+        .iter()
+        .filter(|s| s.is_online && !s.is_proxy())
+        .filter_map(|s| s.player_count)
+        .map(i64::from)
+        .sum()
+}
+
 /// Players online across the network over [`NETWORK_SPAN`] up to `now`, per
-/// [`NETWORK_BUCKET`], every bucket present (null where no server reported).
+/// [`NETWORK_BUCKET`], every bucket present (null where no game server reported). The rows
+/// of a server whose role is `proxy` now are left out (see [`players_online`]); the rollups
+/// keep no role, and a server does not change role in practice.
 pub async fn network_players(
     reads: &PgPool,
     account_id: Uuid,
@@ -161,9 +176,12 @@ pub async fn network_players(
     let to = now.duration_trunc(NETWORK_BUCKET).unwrap_or(now) + NETWORK_BUCKET;
     let from = to - NETWORK_SPAN;
     let rows: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
-        "SELECT bucket, sum(player_count_sum::float8 / samples) FROM server_five_minutes \
-         WHERE account_id = $1 AND bucket >= $2 AND bucket < $3 \
-         GROUP BY bucket ORDER BY bucket",
+        "SELECT f.bucket, sum(f.player_count_sum::float8 / f.samples) \
+         FROM server_five_minutes f \
+         WHERE f.account_id = $1 AND f.bucket >= $2 AND f.bucket < $3 \
+           AND NOT EXISTS (SELECT 1 FROM servers s \
+             WHERE s.account_id = f.account_id AND s.id = f.server_id AND s.role = 'proxy') \
+         GROUP BY f.bucket ORDER BY f.bucket",
     )
     .bind(account_id)
     .bind(from)

@@ -206,7 +206,7 @@ pub async fn server_chart(
     let settings = AccountSettings::load(reads, account_id).await?;
     let Some(row) = sqlx::query_as::<_, ServerRow>(&format!(
         "WITH {SERVER_STATUS_CTE} \
-         SELECT ss.id, ss.name, ss.is_online, ss.tps, ss.player_count, ss.max_players, \
+         SELECT ss.id, ss.name, ss.role, ss.is_online, ss.tps, ss.player_count, ss.max_players, \
                 ss.version, ss.last_heartbeat_at, s.first_seen \
          FROM server_status ss JOIN servers s ON s.account_id = $1 AND s.id = ss.id \
          WHERE ss.id = $3"

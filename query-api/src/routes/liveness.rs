@@ -14,7 +14,8 @@
 /// (the account's setting, default 15). `online_flag` is false after a graceful-shutdown
 /// heartbeat, so such a server is offline at once.
 pub const SERVER_STATUS_CTE: &str = "server_status AS (\
-    SELECT s.id, s.name, s.version, s.tps, s.player_count, s.max_players, s.last_heartbeat_at, \
+    SELECT s.id, s.name, s.version, s.role, s.tps, s.player_count, s.max_players, \
+      s.last_heartbeat_at, \
       (s.online_flag AND s.last_heartbeat_at > now() - make_interval(secs => $2::float8)) \
         AS is_online \
     FROM servers s WHERE s.account_id = $1)";

@@ -39,7 +39,8 @@ pub struct RetentionRequest {
     #[serde(default)]
     pub period: Period,
     /// First day of the first cohort, UTC (moved back to the start of its week or month).
-    /// Default: 30 days, 12 weeks or 12 months before `to`.
+    /// Default: 30 days, 12 weeks or 12 months before `to`. Not after `to` (422), which is
+    /// today when absent.
     #[serde(default)]
     pub from: Option<NaiveDate>,
     /// Last day of the last cohort, UTC (moved on to the end of its week or month). Default:

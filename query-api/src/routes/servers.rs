@@ -11,6 +11,7 @@ use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shared::problem::Problem;
+use shared::records::ServerRole;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -21,6 +22,10 @@ pub struct ServerStatus {
     pub id: Uuid,
     /// Display name from its heartbeats; null until one carries a name.
     pub name: Option<String>,
+    /// `server` (a game server) or `proxy`, as its last heartbeat said. A proxy's players are
+    /// also on the servers behind it, so network totals leave proxies out.
+    #[sqlx(try_from = "String")]
+    pub role: ServerRole,
     /// Online now: its last heartbeat said so and came within 3 × the sync interval.
     pub is_online: bool,
     /// Ticks per second at the last heartbeat.
@@ -33,6 +38,13 @@ pub struct ServerStatus {
     pub version: Option<String>,
     /// When the last heartbeat was sent (UTC).
     pub last_heartbeat_at: DateTime<Utc>,
+}
+
+impl ServerStatus {
+    /// Whether it is a proxy (pages label it "Proxy").
+    pub fn is_proxy(&self) -> bool {
+        self.role == ServerRole::Proxy
+    }
 }
 
 /// The account's servers.
@@ -71,7 +83,8 @@ pub async fn server_statuses(
     let settings = AccountSettings::load(reads, account_id).await?;
     sqlx::query_as::<_, ServerStatus>(&format!(
         "WITH {SERVER_STATUS_CTE} \
-         SELECT id, name, is_online, tps, player_count, max_players, version, last_heartbeat_at \
+         SELECT id, name, role, is_online, tps, player_count, max_players, version, \
+                last_heartbeat_at \
          FROM server_status ORDER BY lower(name) NULLS LAST, name, id"
     ))
     .bind(account_id)

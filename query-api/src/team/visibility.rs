@@ -38,7 +38,7 @@ pub const CHAT: &str = "chat_";
 pub const PUNISHMENTS: &str = "punish_";
 
 /// Whose view a read is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Visibility {
     /// The member's role; `None` for a dashboard key.
     role: Option<Role>,

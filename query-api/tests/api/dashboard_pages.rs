@@ -145,6 +145,20 @@ async fn a_viewer_sees_the_network_on_overview_servers_and_staff() -> anyhow::Re
     };
     punishment(pool, account, ban(3600)).await?;
     punishment(pool, account, ban(7200)).await?;
+    // Cid is staff only by a kick ten days ago: no group was ever reported for him.
+    let cid = player(pool, account, "Cid", ago(now, 86_400 * 20), ago(now, 10)).await?;
+    session(pool, account, cid, lobby, ago(now, 600), None).await?;
+    punishment(
+        pool,
+        account,
+        Punishment {
+            kind: "kick",
+            staff: Some((cid, Some("Cid"))),
+            issued_at: ago(now, 86_400 * 10),
+            ..ban(0)
+        },
+    )
+    .await?;
     let on = (bob, Some(lobby));
     timeline(
         pool,
@@ -166,6 +180,8 @@ async fn a_viewer_sees_the_network_on_overview_servers_and_staff() -> anyhow::Re
         ">Lobby</a>",
         ">19.5<",
         "Ada</th>",
+        "Cid</th>",
+        "<td><span class=\"muted\">no group reported</span></td>",
         "<strong>Bob</strong> joined on Lobby",
         "data-stream=\"/overview/activity?after=",
         "aria-live=\"polite\"",
@@ -186,14 +202,18 @@ async fn a_viewer_sees_the_network_on_overview_servers_and_staff() -> anyhow::Re
         "the bucket before the current one"
     );
     assert_eq!(values[287], Value::Null, "nothing yet in the current one");
-    assert!(
-        overview.contains(">60.0<"),
-        "the hourly table has the latest hour"
-    );
-    assert!(
-        overview.contains(">40.0<"),
-        "the hourly table has the older hour"
-    );
+    // The table is the chart's own points, in UTC.
+    let utc = |at: DateTime<Utc>| at.format("%Y-%m-%d %H:%M").to_string();
+    for (at, players) in [
+        (bucket - Span::minutes(5), 60),
+        (bucket - Span::minutes(120), 40),
+    ] {
+        let row = format!(
+            "<th scope=\"row\">{}</th><td class=\"num\">{players}</td>",
+            utc(at)
+        );
+        assert!(overview.contains(&row), "the table lacks {row}");
+    }
     assert!(
         !overview.contains("was banned"),
         "a viewer sees no punishments in the feed"
@@ -236,7 +256,7 @@ async fn a_viewer_sees_the_network_on_overview_servers_and_staff() -> anyhow::Re
     }
 
     let staff = viewer.page("/staff", StatusCode::OK).await?;
-    assert!(staff.contains("1 of 1 staff online now"));
+    assert!(staff.contains("2 of 2 staff online now"), "{staff}");
     assert!(staff.contains("Ada</th>") && staff.contains("admin") && staff.contains("30 min"));
     // The leaderboard: Ada issued both bans this week.
     assert!(staff.contains("<td class=\"num\">2</td>"), "{staff}");

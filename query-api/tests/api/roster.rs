@@ -32,7 +32,7 @@ async fn servers_are_listed_by_name_with_their_status() -> anyhow::Result<()> {
     );
     assert_eq!(
         list[2],
-        json!({"id": survival, "name": "survival", "is_online": true, "tps": 19.5,
+        json!({"id": survival, "name": "survival", "role": "server", "is_online": true, "tps": 19.5,
                "player_count": 3, "max_players": 100, "version": "Paper 1.21.4",
                "last_heartbeat_at": iso(ago(now, 44))})
     );

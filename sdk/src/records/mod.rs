@@ -62,6 +62,15 @@ macro_rules! snake_enum {
 }
 
 snake_enum!(
+    /// What sends a heartbeat: a game server, or a proxy in front of the network's servers.
+    ServerRole {
+        /// A game server (what a heartbeat without a role is).
+        Server,
+        /// A proxy (Velocity, BungeeCord): its players are not added to the network's count.
+        Proxy,
+    }
+);
+snake_enum!(
     /// Whether a chat entry is a message or a command.
     ChatEntryType {
         /// A chat message.
@@ -154,6 +163,9 @@ pub struct Heartbeat {
     /// False on a graceful shutdown; true when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub online: Option<bool>,
+    /// `Proxy` from a proxy; a game server when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<ServerRole>,
 }
 plugin_record!(Heartbeat, "/api/plugin/heartbeat");
 
@@ -172,6 +184,7 @@ impl Heartbeat {
             memory_used_mb: None,
             memory_max_mb: None,
             online: None,
+            role: None,
         }
     }
 }

@@ -8,7 +8,8 @@
 use super::FieldClass;
 use crate::envelope::{Logged, RecordBatch};
 use crate::records::{
-    AccountLink, AnticheatFlag, ChatEntry, CustomEvent, Note, Punishment, RankChange, Session,
+    AccountLink, Action, AnticheatFlag, ChatEntry, CustomEvent, Note, Punishment, RankChange,
+    Session,
 };
 use serde_json::value::RawValue;
 use uuid::Uuid;
@@ -151,6 +152,29 @@ impl Personal for Note {
     }
 }
 
+impl Personal for Action {
+    fn personal_fields(&mut self) -> Vec<Field<'_>> {
+        let p = self.player_uuid();
+        let mut fields = Vec::new();
+        if let Some(punishment) = self.punishment.as_mut() {
+            fields.push(field(
+                p,
+                Identity,
+                Slot::OptionalText(&mut punishment.player_name),
+            ));
+            fields.push(field(
+                p,
+                Identity,
+                Slot::OptionalText(&mut punishment.reason),
+            ));
+        }
+        if let Some(revoke) = self.revoke.as_mut() {
+            fields.push(field(p, Identity, Slot::OptionalText(&mut revoke.reason)));
+        }
+        fields
+    }
+}
+
 impl RecordBatch {
     /// Every personal field of every record, in log order.
     pub fn personal_fields(&mut self) -> Vec<Field<'_>> {
@@ -162,7 +186,10 @@ impl RecordBatch {
         }
         match self {
             // An erasure names the player by UUID only.
-            RecordBatch::Heartbeat(_) | RecordBatch::Erasure(_) => Vec::new(),
+            // An acknowledgement names the action and the server only.
+            RecordBatch::Heartbeat(_) | RecordBatch::Erasure(_) | RecordBatch::ActionAck(_) => {
+                Vec::new()
+            }
             RecordBatch::Chat(r) => all(r),
             RecordBatch::Punishment(r) => all(r),
             RecordBatch::AnticheatFlag(r) => all(r),
@@ -171,6 +198,7 @@ impl RecordBatch {
             RecordBatch::AccountLink(r) => all(r),
             RecordBatch::Custom(r) => all(r),
             RecordBatch::Note(r) => all(r),
+            RecordBatch::Action(r) => all(r),
         }
     }
 }

@@ -9,6 +9,47 @@ use uuid::Uuid;
 /// The largest value of a PostgreSQL `integer` column.
 const MAX_INT4: i64 = i32::MAX as i64;
 
+/// What sends the heartbeat: a game server, or a proxy in front of the network's servers.
+///
+/// A proxy's players are the same people as its backends' players, so the network's
+/// player counts leave proxies out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerRole {
+    /// A game server (the default).
+    #[default]
+    Server,
+    /// A proxy (Velocity, BungeeCord): its players are counted by the servers behind it.
+    Proxy,
+}
+
+impl ServerRole {
+    /// The role as text (`server`, `proxy`), as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerRole::Server => "server",
+            ServerRole::Proxy => "proxy",
+        }
+    }
+}
+
+/// A stored role that is neither `server` nor `proxy`.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown server role {0:?}")]
+pub struct UnknownServerRole(String);
+
+impl TryFrom<String> for ServerRole {
+    type Error = UnknownServerRole;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        match text.as_str() {
+            "server" => Ok(ServerRole::Server),
+            "proxy" => Ok(ServerRole::Proxy),
+            _ => Err(UnknownServerRole(text)),
+        }
+    }
+}
+
 /// Server status, sent every sync interval (`POST /api/plugin/heartbeat`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Heartbeat {
@@ -51,6 +92,9 @@ pub struct Heartbeat {
     /// False on a graceful shutdown; true when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub online: Option<bool>,
+    /// `server` (a game server) or `proxy`; a game server when omitted or null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<ServerRole>,
 }
 
 impl PluginRecord for Heartbeat {

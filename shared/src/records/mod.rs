@@ -31,6 +31,7 @@
 //! characters at full length; the session `ip_hash` is ingest's own 64-character hex HMAC.
 
 mod account_link;
+mod action;
 mod anticheat_flag;
 mod chat;
 mod custom_event;
@@ -45,11 +46,15 @@ mod session;
 mod tests;
 
 pub use account_link::{AccountLink, LinkAction};
+pub use action::{
+    ACK_OUTCOMES, Action, ActionAck, ActionMember, ActionPunishment, ActionRevoke, ActionType,
+    DASHBOARD_SOURCE, MAX_ACK_DETAIL, MAX_ACTION_REASON, MAX_MEMBER_NAME,
+};
 pub use anticheat_flag::AnticheatFlag;
 pub use chat::{ChatEntry, ChatEntryType};
 pub use custom_event::{CustomEvent, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, json_depth};
 pub use erasure::{ERASED_BY_ADMIN, PlayerErasure};
-pub use heartbeat::Heartbeat;
+pub use heartbeat::{Heartbeat, ServerRole, UnknownServerRole};
 pub use note::{
     MAX_AUTHOR_NAME, MAX_EVIDENCE_LINK, MAX_EVIDENCE_LINKS, MAX_NOTE_TEXT, Note, NoteAuthor,
     is_web_link,
@@ -88,11 +93,16 @@ pub enum RecordKind {
     Note,
     /// A player's erasure (written by query-api, never by a plugin).
     Erasure,
+    /// A punishment issued or revoked on the dashboard (written by query-api, never by a
+    /// plugin).
+    Action,
+    /// A server's answer to a dashboard action.
+    ActionAck,
 }
 
 impl RecordKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [RecordKind; 10] = [
+    pub const ALL: [RecordKind; 12] = [
         RecordKind::Heartbeat,
         RecordKind::Chat,
         RecordKind::Punishment,
@@ -103,11 +113,14 @@ impl RecordKind {
         RecordKind::Custom,
         RecordKind::Note,
         RecordKind::Erasure,
+        RecordKind::Action,
+        RecordKind::ActionAck,
     ];
 
-    /// The kinds a game-server plugin writes (every kind but [`RecordKind::Note`] and
-    /// [`RecordKind::Erasure`]), in the order of [`RecordKind::ALL`].
-    pub const PLUGIN: [RecordKind; 8] = [
+    /// The kinds a game-server plugin writes (every kind but [`RecordKind::Note`],
+    /// [`RecordKind::Erasure`] and [`RecordKind::Action`]), in the order of
+    /// [`RecordKind::ALL`].
+    pub const PLUGIN: [RecordKind; 9] = [
         RecordKind::Heartbeat,
         RecordKind::Chat,
         RecordKind::Punishment,
@@ -116,6 +129,7 @@ impl RecordKind {
         RecordKind::RankChange,
         RecordKind::AccountLink,
         RecordKind::Custom,
+        RecordKind::ActionAck,
     ];
 
     /// The kind's token in subjects, metrics and logs.
@@ -131,6 +145,8 @@ impl RecordKind {
             RecordKind::Custom => "custom",
             RecordKind::Note => "note",
             RecordKind::Erasure => "erasure",
+            RecordKind::Action => "action",
+            RecordKind::ActionAck => "action_ack",
         }
     }
 }

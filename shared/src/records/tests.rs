@@ -78,6 +78,12 @@ fn samples() -> Vec<(RecordKind, Value, &'static [&'static str])> {
                    "written_at": "2025-01-31T12:00:00Z"}),
             &["text"],
         ),
+        (
+            RecordKind::ActionAck,
+            json!({"server_id": SERVER, "action_id": PLAYER, "outcome": "failed",
+                   "detail": "the player is exempt"}),
+            &["detail"],
+        ),
     ]
 }
 
@@ -99,6 +105,12 @@ fn errors(kind: RecordKind, record: &Value, now: DateTime<Utc>) -> Vec<FieldErro
         RecordKind::Note => {
             let note: Note = serde_json::from_value(record.clone()).expect("well-formed note");
             note.validate(now).err().unwrap_or_default()
+        }
+        RecordKind::ActionAck => check::<ActionAck>(record, now),
+        RecordKind::Action => {
+            let action: Action =
+                serde_json::from_value(record.clone()).expect("well-formed action");
+            action.validate(now).err().unwrap_or_default()
         }
         // Not in the samples: an erasure has no text field a client writes.
         RecordKind::Erasure => Vec::new(),
@@ -149,7 +161,7 @@ fn hostile_but_storable_text_at_full_length_is_accepted() {
                 if valid_at(mid) { lo = mid } else { hi = mid }
             }
             assert!(
-                [32, 64, 128, 2000, 2048, 4096].contains(&lo),
+                [32, 64, 128, 512, 2000, 2048, 4096].contains(&lo),
                 "{kind:?}.{field}: {lo}"
             );
         }
@@ -240,4 +252,32 @@ fn custom_event_properties_refuse_nul_and_lone_surrogates_with_a_path() {
     assert_eq!(event(r#"{"a\u0000":1}"#), refused(r"properties.a\u0000"));
     assert_eq!(event(r#"{"l":[0,"\udfff"]}"#), refused("properties.l[1]"));
     assert!(event(r#"{"ok":"\ud83d\ude00 \u202e \\u0000","n":1e308}"#).is_empty());
+}
+
+#[test]
+fn a_heartbeat_role_is_server_or_proxy_and_a_game_server_when_absent() {
+    let (_, sample, _) = samples().remove(0);
+    let with = |role: Value| {
+        let mut record = sample.clone();
+        record["role"] = role;
+        serde_json::from_value::<Heartbeat>(record)
+    };
+    let role_of = |role: Value| with(role).expect("accepted").role;
+    assert_eq!(role_of(json!("proxy")), Some(ServerRole::Proxy));
+    assert_eq!(role_of(json!("server")), Some(ServerRole::Server));
+    assert_eq!(role_of(Value::Null), None);
+    let absent: Heartbeat = serde_json::from_value(sample.clone()).expect("accepted");
+    assert_eq!(absent.role, None);
+    assert_eq!(absent.role.unwrap_or_default(), ServerRole::Server);
+    for bad in [json!("Proxy"), json!("bungee"), json!(""), json!(1)] {
+        assert!(with(bad.clone()).is_err(), "{bad}");
+    }
+    // Stored as text and read back.
+    for role in [ServerRole::Server, ServerRole::Proxy] {
+        assert_eq!(
+            ServerRole::try_from(role.as_str().to_owned()).ok(),
+            Some(role)
+        );
+    }
+    assert!(ServerRole::try_from("lobby".to_owned()).is_err());
 }

@@ -74,7 +74,7 @@ pub async fn backfill(
     stop: &CancellationToken,
 ) -> Snapshot {
     let size = world_size(spec.players, spec.days, now.date_naive());
-    let world = World::generate(spec.world_seed, spec.servers, size);
+    let world = World::grown(spec.world_seed, spec.servers, spec.players, size);
     let plan = plan(&world, spec.players, spec.days, now, spec.world_seed);
     let history = batches(&world, &plan, spec.world_seed);
     let total = history.records();

@@ -16,8 +16,9 @@ pub struct History {
     /// Joins and quits in time order. Sent one batch after another: the sessions model pairs
     /// a quit with the join logged before it, so a quit must never overtake its join.
     pub sessions: Vec<Batch>,
-    /// Chat, flags, custom events and punishments: each carries its own time, so their order
-    /// does not matter.
+    /// The servers' heartbeats in time order (the projector samples a heartbeat only within a
+    /// day of its server's latest), the staff's groups, then chat, flags, custom events and
+    /// punishments: each carries its own time, so their order does not matter.
     pub rest: Vec<Batch>,
 }
 
@@ -77,7 +78,30 @@ pub fn batches(world: &World, plan: &Plan, seed: u64) -> History {
         .iter()
         .map(|(at, p)| stamp(records::punishment(world, p, *at), *at))
         .collect();
-    let mut rest = chunked(RecordKind::Chat, chat);
+    let mut noise = StdRng::seed_from_u64(seed ^ 0xBEA7);
+    let beats = super::heartbeats::heartbeats(world, plan, &mut noise)
+        .into_iter()
+        .map(|(at, record)| stamp(record, at))
+        .collect();
+    // The staff had their groups from the start, so the boards read them as staff with a group.
+    let groups = world
+        .staff()
+        .filter_map(|i| {
+            let role = world.players[i].staff?;
+            let record = records::rank_change(
+                &world.players[i],
+                "set",
+                role.group(),
+                Some("default"),
+                None,
+                plan.start,
+            );
+            Some(stamp(record, plan.start))
+        })
+        .collect();
+    let mut rest = chunked(RecordKind::Heartbeat, beats);
+    rest.extend(chunked(RecordKind::RankChange, groups));
+    rest.extend(chunked(RecordKind::Chat, chat));
     rest.extend(chunked(RecordKind::AnticheatFlag, flags));
     rest.extend(chunked(RecordKind::Custom, events));
     rest.extend(chunked(RecordKind::Punishment, punishments));

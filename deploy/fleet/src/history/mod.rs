@@ -15,6 +15,7 @@
 mod backfill;
 mod batches;
 mod happenings;
+mod heartbeats;
 
 pub use backfill::{Spec, backfill, run_once};
 pub use batches::{History, batches};
@@ -66,6 +67,10 @@ pub struct Plan {
     pub start: DateTime<Utc>,
     /// Midnight (UTC) of the day the history ends: the live fleet's day.
     pub end: DateTime<Utc>,
+    /// When the history was planned: the servers' heartbeats run up to it.
+    pub now: DateTime<Utc>,
+    /// Players of the live network (the crowd the heartbeats count).
+    pub live_players: usize,
     /// Each player's first day (day number from `start`), if they have a past.
     pub first_days: Vec<Option<u32>>,
     /// Every session, ordered by join time.
@@ -151,6 +156,8 @@ pub fn plan(world: &World, live_players: usize, days: u32, now: DateTime<Utc>, s
     Plan {
         start,
         end,
+        now,
+        live_players,
         first_days,
         sessions,
         punishments,

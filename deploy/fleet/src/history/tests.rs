@@ -16,9 +16,10 @@ fn now() -> DateTime<Utc> {
 }
 
 fn world() -> World {
-    World::generate(
+    World::grown(
         DEFAULT_WORLD_SEED,
         3,
+        LIVE,
         world_size(LIVE, DAYS, now().date_naive()),
     )
 }
@@ -205,6 +206,8 @@ fn records_are_bounded_batches_with_stable_unique_ids_and_joins_before_quits() {
             .all(|b| b.kind == RecordKind::Session)
     );
     for kind in [
+        RecordKind::Heartbeat,
+        RecordKind::RankChange,
         RecordKind::Chat,
         RecordKind::AnticheatFlag,
         RecordKind::Custom,
@@ -229,7 +232,9 @@ fn records_are_bounded_batches_with_stable_unique_ids_and_joins_before_quits() {
 
 #[test]
 fn every_history_record_is_a_valid_sdk_record() {
-    use warden_sdk::{AnticheatFlag, ChatEntry, CustomEvent, Punishment, Session};
+    use warden_sdk::{
+        AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, Punishment, RankChange, Session,
+    };
     let world = world();
     let history = batches(&world, &demo_plan(&world), 1);
     for batch in history.sessions.into_iter().chain(history.rest) {
@@ -242,8 +247,103 @@ fn every_history_record_is_a_valid_sdk_record() {
             }
             RecordKind::Custom => crate::send::to_typed::<CustomEvent>(records).map(|_| ()),
             RecordKind::Punishment => crate::send::to_typed::<Punishment>(records).map(|_| ()),
+            RecordKind::Heartbeat => crate::send::to_typed::<Heartbeat>(records).map(|_| ()),
+            RecordKind::RankChange => crate::send::to_typed::<RankChange>(records).map(|_| ()),
             other => panic!("the history made {other:?}"),
         };
         converted.expect("the SDK type reads the record");
     }
+}
+
+#[test]
+fn servers_beat_every_minute_over_the_last_day_with_an_evening_crowd() {
+    let world = world();
+    let plan = demo_plan(&world);
+    let history = batches(&world, &plan, DEFAULT_WORLD_SEED);
+    let beats: Vec<&Value> = history
+        .rest
+        .iter()
+        .filter(|b| b.kind == RecordKind::Heartbeat)
+        .flat_map(|b| &b.records)
+        .collect();
+    let at = |r: &Value| {
+        DateTime::parse_from_rfc3339(r["timestamp"].as_str().expect("timestamp"))
+            .expect("time")
+            .to_utc()
+    };
+    assert!(
+        beats.windows(2).all(|w| at(w[0]) <= at(w[1])),
+        "in time order"
+    );
+    assert_eq!(at(beats[0]), plan.start);
+    let last_minute = now() - Duration::minutes(1);
+    assert_eq!(
+        at(beats[beats.len() - 1]),
+        last_minute,
+        "up to the backfill"
+    );
+    // Over the last 24 hours every server beats every minute (the 1 h and 24 h charts).
+    for server in &world.servers {
+        let id = server.id.to_string();
+        let minutes: BTreeSet<DateTime<Utc>> = beats
+            .iter()
+            .filter(|r| r["server_id"] == id.as_str() && at(r) >= now() - Duration::hours(24))
+            .map(|r| at(r))
+            .collect();
+        assert_eq!(minutes.len(), 24 * 60, "{}", server.name);
+    }
+    // The network's crowd: more in the evening than at dawn, never past a server's capacity.
+    let network = |hour: u32| -> u64 {
+        beats
+            .iter()
+            .filter(|r| {
+                let t = at(r);
+                t > now() - Duration::hours(24) && t.hour() == hour && t.minute() == 0
+            })
+            .map(|r| r["player_count"].as_u64().expect("count"))
+            .sum()
+    };
+    assert!(
+        network(20) > 2 * network(5).max(1),
+        "{} vs {}",
+        network(20),
+        network(5)
+    );
+    assert!(network(20) <= LIVE as u64);
+    // The last minutes run into the live fleet's crowd (about 65% of its players online).
+    let last: u64 = beats
+        .iter()
+        .filter(|r| at(r) == last_minute)
+        .map(|r| r["player_count"].as_u64().expect("count"))
+        .sum();
+    assert!(
+        (20..=32).contains(&last),
+        "{last} online as the live fleet starts"
+    );
+    assert!(beats.iter().all(|r| r["online"] == true));
+}
+
+#[test]
+fn the_past_is_moderated_by_the_live_staff_who_have_their_groups() {
+    let world = world();
+    let live = World::generate(DEFAULT_WORLD_SEED, 3, LIVE);
+    let live_staff: Vec<usize> = live.staff().collect();
+    assert_eq!(world.staff().collect::<Vec<_>>(), live_staff);
+    let plan = demo_plan(&world);
+    assert!(
+        plan.punishments
+            .iter()
+            .filter_map(|(_, p)| p.staff)
+            .all(|s| live_staff.contains(&s)),
+        "a punishment by someone the live fleet never makes staff"
+    );
+    let history = batches(&world, &plan, DEFAULT_WORLD_SEED);
+    let groups: Vec<(String, String)> = history
+        .rest
+        .iter()
+        .filter(|b| b.kind == RecordKind::RankChange)
+        .flat_map(|b| &b.records)
+        .map(|r| (r["player_name"].to_string(), r["group"].to_string()))
+        .collect();
+    assert_eq!(groups.len(), live_staff.len(), "{groups:?}");
 }

@@ -144,7 +144,9 @@ pub fn sightings_of(stream_sequence: u64, message: &LogMessage) -> Vec<Sighting<
         RecordBatch::Heartbeat(_)
         | RecordBatch::Custom(_)
         | RecordBatch::Note(_)
-        | RecordBatch::Erasure(_) => Vec::new(),
+        | RecordBatch::Erasure(_)
+        | RecordBatch::Action(_)
+        | RecordBatch::ActionAck(_) => Vec::new(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use shared::envelope::{LogMessage, RecordBatch, event_seq};
-use shared::records::Heartbeat;
+use shared::records::{Heartbeat, ServerRole};
 use std::collections::{BTreeMap, HashSet};
 use uuid::Uuid;
 
@@ -28,6 +28,9 @@ pub struct ServerRow {
     pub version: Option<String>,
     /// The latest heartbeat's `online` (false after a graceful shutdown).
     pub online_flag: bool,
+    /// The latest heartbeat's role (a game server when it named none).
+    #[sqlx(try_from = "String")]
+    pub role: ServerRole,
     /// The latest heartbeat's TPS.
     pub tps: Option<f64>,
     /// The latest heartbeat's player count.
@@ -143,6 +146,7 @@ fn first(beat: &Beat<'_>) -> ServerRow {
         name: None,
         version: None,
         online_flag: true,
+        role: ServerRole::Server,
         tps: None,
         player_count: None,
         max_players: None,
@@ -165,6 +169,7 @@ impl ServerRow {
         let newer = (beat.at, beat.seq) > (self.last_heartbeat_at, self.last_heartbeat_seq);
         if newer {
             self.online_flag = h.online.unwrap_or(true);
+            self.role = h.role.unwrap_or_default();
             self.tps = Some(h.tps);
             self.player_count = Some(count(h.player_count));
             self.max_players = Some(count(h.max_players));

@@ -136,3 +136,23 @@ fn a_huge_player_count_saturates() {
     assert_eq!(count(5_000_000_000), i32::MAX);
     assert_eq!(count(7), 7);
 }
+
+#[test]
+fn the_role_is_the_newest_heartbeats_and_a_game_server_when_it_names_none() {
+    let (stored, _) = fold_all(&[message(&[heartbeat(r#","role":"proxy""#, t(1, 0))])]);
+    assert_eq!(only(&stored).role, ServerRole::Proxy);
+    // An older heartbeat arriving late (here without a role) changes nothing.
+    let (stored, _) = fold_all(&[
+        message(&[heartbeat(r#","role":"proxy""#, t(1, 15))]),
+        message(&[heartbeat("", t(1, 0))]),
+    ]);
+    assert_eq!(only(&stored).role, ServerRole::Proxy);
+    // A newer one without a role (or with null) is a game server's.
+    for newer in ["", r#","role":null"#, r#","role":"server""#] {
+        let (stored, _) = fold_all(&[
+            message(&[heartbeat(r#","role":"proxy""#, t(1, 0))]),
+            message(&[heartbeat(newer, t(1, 15))]),
+        ]);
+        assert_eq!(only(&stored).role, ServerRole::Server, "{newer}");
+    }
+}

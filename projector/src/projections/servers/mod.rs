@@ -1,7 +1,8 @@
-//! Servers (contract §5 heartbeat, §7 servers): each server's status from its heartbeats in
-//! `servers`, raw TPS / player-count samples for a day in `server_samples`, and min / avg /
-//! max rollups per minute and per five minutes (kept 8 days) and per hour (kept 400 days) in
-//! `server_minutes`, `server_five_minutes` and `server_hours` ([`history`]).
+//! Servers (contract §5 heartbeat, §7 servers): each server's status (its role included: a
+//! game server or a proxy) from its heartbeats in `servers`, raw TPS / player-count samples
+//! for a day in `server_samples`, and min / avg / max rollups per minute and per five minutes
+//! (kept 8 days) and per hour (kept 400 days) in `server_minutes`, `server_five_minutes` and
+//! `server_hours` ([`history`]).
 //!
 //! Per chunk: one SELECT loads the servers the chunk's heartbeats name, the heartbeats are
 //! folded in memory in log order ([`fold`]), one UNNEST upsert writes the servers that
@@ -106,7 +107,7 @@ fn prune_due(last: &Mutex<Option<Instant>>, now: Instant) -> bool {
 async fn load(conn: &mut PgConnection, keys: &[ServerKey]) -> Result<Vec<ServerRow>, sqlx::Error> {
     let (accounts, servers): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
     sqlx::query_as(
-        "SELECT s.account_id, s.id, s.name, s.version, s.online_flag, s.tps, s.player_count,
+        "SELECT s.account_id, s.id, s.name, s.version, s.online_flag, s.role, s.tps, s.player_count,
                 s.max_players, s.memory_used_mb, s.memory_max_mb, s.first_seen,
                 s.last_heartbeat_at, s.last_heartbeat_seq
          FROM servers s
@@ -128,13 +129,14 @@ static UPSERT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO servers AS s (account_id, id, name, version, online_flag, tps, player_count,
                 max_players, memory_used_mb, memory_max_mb, first_seen, last_heartbeat_at,
-                last_heartbeat_seq)
+                last_heartbeat_seq, role)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[],
                 $6::float8[], $7::int4[], $8::int4[], $9::float8[], $10::float8[],
-                $11::timestamptz[], $12::timestamptz[], $13::bigint[])
+                $11::timestamptz[], $12::timestamptz[], $13::bigint[], $14::text[])
          ON CONFLICT (account_id, id) DO UPDATE SET
             first_seen = LEAST(s.first_seen, EXCLUDED.first_seen),
             online_flag = CASE WHEN {newer} THEN EXCLUDED.online_flag ELSE s.online_flag END,
+            role = CASE WHEN {newer} THEN EXCLUDED.role ELSE s.role END,
             tps = CASE WHEN {newer} THEN EXCLUDED.tps ELSE s.tps END,
             player_count = CASE WHEN {newer} THEN EXCLUDED.player_count ELSE s.player_count END,
             max_players = CASE WHEN {newer} THEN EXCLUDED.max_players ELSE s.max_players END,
@@ -173,6 +175,7 @@ async fn upsert(conn: &mut PgConnection, rows: &[ServerRow]) -> Result<u64, sqlx
         .bind(col(rows, |r| r.first_seen))
         .bind(col(rows, |r| r.last_heartbeat_at))
         .bind(col(rows, |r| r.last_heartbeat_seq))
+        .bind(col(rows, |r| r.role.as_str()))
         .execute(conn)
         .await?;
     Ok(result.rows_affected())

@@ -3,6 +3,7 @@
 //! and the outbox (`alert_deliveries`) read back.
 
 mod lifecycle;
+mod proxy;
 mod rules;
 mod sealed;
 

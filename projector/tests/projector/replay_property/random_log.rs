@@ -179,10 +179,12 @@ impl Pools {
                        "client_version": "1.21.4", "ip_hash": format!("h{}", k.b)})
             }),
             Kind::Heartbeat => each(&|k, at, server, _| {
+                let role = [Value::Null, json!("server"), json!("proxy")][k.b].clone();
                 json!({"server_id": server, "tps": 20.0 - f64::from(k.pick) / 4.0,
                        "player_count": k.pick, "max_players": 100, "timestamp": at,
                        "name": format!("S{}", k.server), "version": "Paper 1.21.4",
-                       "online": k.pick != 0})
+                       "online": k.pick != 0,
+                       "role": role})
             }),
             Kind::Chat => each(&|k, at, server, player| {
                 json!({"server_id": server, "player_uuid": player,

@@ -120,8 +120,9 @@ impl Accepted {
                 }
                 Err(_) => false,
             },
-            // The generator makes no erasures (they hold no text, only UUIDs and a time).
-            RecordKind::Erasure => false,
+            // The generator makes no erasures (they hold no text, only UUIDs and a time), and
+            // no dashboard actions or their acknowledgements.
+            RecordKind::Erasure | RecordKind::Action | RecordKind::ActionAck => false,
         };
         if accepted {
             self.texts.push(json.chars().take(300).collect());

@@ -10,13 +10,14 @@
 //!
 //! The step fields offer the account's own event names as you type (a `<datalist>`, read by
 //! [`crate::queries::event_names`]), and a plain `GET /funnels` of an account that has
-//! events opens on an example funnel built from two of its names, run and labelled as an
-//! example.
+//! events opens on an example funnel built from two of its names, run (at most once every few
+//! minutes: [`example`]) and labelled as an example.
 //!
 //! Under the bars ([`result`]): time to convert per later step, the breakdown by a property
 //! of step 1 when one is given, and a page of the players who dropped off after a step
 //! (step 1 unless another is chosen), each linking to `/players/{uuid}`.
 
+mod example;
 mod result;
 
 use super::error::PageError;
@@ -225,20 +226,6 @@ struct FunnelsPage {
     example: bool,
 }
 
-/// An example funnel from the account's names: its first custom event, then its next custom
-/// event (or, with a single custom event, the first other name, e.g. `session_join`). None
-/// without a custom event or a second name.
-fn example_steps(names: &[String]) -> Option<Vec<String>> {
-    let custom = |name: &&String| shared::event_name::reserved_prefix(name).is_none();
-    let first = names.iter().find(custom)?;
-    let second = names
-        .iter()
-        .filter(|name| *name != first)
-        .find(custom)
-        .or_else(|| names.iter().find(|name| *name != first))?;
-    Some(vec![first.clone(), second.clone()])
-}
-
 impl FunnelsPage {
     fn may_add(&self) -> bool {
         self.builder.steps.len() < MAX_STEPS
@@ -265,19 +252,26 @@ async fn show(
     let (mut builder, _) = Builder::read(&pairs);
     let names = event_names(&state.reads, caller.member().account_id, MAX_NAMES).await?;
     let example = if builder.steps.is_empty() {
-        example_steps(&names)
+        example::steps(&names)
     } else {
         None
     };
     let (mut errors, mut result) = (Vec::new(), None);
     if let Some(steps) = &example {
         builder.steps = steps.clone();
-        // Run like any funnel (counted against the quota); over the quota, the example's
-        // steps are still filled in, ready to run.
-        match compute(&state, &caller, &builder).await {
-            Ok(outcome) => (_, errors, result) = outcome,
-            Err(PageError::Throttled(_)) => {}
-            Err(other) => return Err(other),
+        let key = (caller.member().account_id, caller.visibility());
+        result = example::kept(key, steps);
+        // Run like any funnel (counted against the quota) unless it ran a moment ago; over
+        // the quota, the example's steps are still filled in, ready to run.
+        if result.is_none() {
+            match compute(&state, &caller, &builder).await {
+                Ok(outcome) => (_, errors, result) = outcome,
+                Err(PageError::Throttled(_)) => {}
+                Err(other) => return Err(other),
+            }
+            if let Some(answer) = &result {
+                example::keep(key, steps, answer);
+            }
         }
     }
     let page = FunnelsPage {
@@ -443,7 +437,7 @@ mod tests {
     fn the_example_starts_from_a_custom_event() {
         let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
         assert_eq!(
-            example_steps(&names(&[
+            example::steps(&names(&[
                 "chat_message",
                 "quest_completed",
                 "quest_started"
@@ -451,14 +445,14 @@ mod tests {
             Some(names(&["quest_completed", "quest_started"]))
         );
         assert_eq!(
-            example_steps(&names(&["quest_started", "session_join"])),
+            example::steps(&names(&["quest_started", "session_join"])),
             Some(names(&["quest_started", "session_join"]))
         );
         assert_eq!(
-            example_steps(&names(&["session_join", "session_quit"])),
+            example::steps(&names(&["session_join", "session_quit"])),
             None
         );
-        assert_eq!(example_steps(&names(&["quest_started"])), None);
+        assert_eq!(example::steps(&names(&["quest_started"])), None);
     }
 
     #[test]

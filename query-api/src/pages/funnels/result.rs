@@ -8,6 +8,7 @@ use crate::routes::funnels::response::{BreakdownKind, FunnelDropOff, FunnelResul
 use crate::routes::funnels::{FunnelStep, response::FunnelBreakdown};
 
 /// One bar of the result.
+#[derive(Clone)]
 pub(super) struct Bar {
     pub(super) name: String,
     pub(super) players: i64,
@@ -20,6 +21,7 @@ pub(super) struct Bar {
 }
 
 /// Time to convert to one later step.
+#[derive(Clone)]
 pub(super) struct TimeRow {
     /// "2. quest_completed".
     pub(super) step: String,
@@ -30,6 +32,7 @@ pub(super) struct TimeRow {
 }
 
 /// One breakdown row.
+#[derive(Clone)]
 pub(super) struct BreakdownLine {
     /// The value, `other` or `(none)`.
     pub(super) label: String,
@@ -40,12 +43,14 @@ pub(super) struct BreakdownLine {
 }
 
 /// The breakdown table.
+#[derive(Clone)]
 pub(super) struct BreakdownView {
     pub(super) property: String,
     pub(super) rows: Vec<BreakdownLine>,
 }
 
 /// A player who dropped off.
+#[derive(Clone)]
 pub(super) struct DroppedLine {
     pub(super) uuid: String,
     pub(super) entered: String,
@@ -53,6 +58,7 @@ pub(super) struct DroppedLine {
 }
 
 /// The drop-off list.
+#[derive(Clone)]
 pub(super) struct DropOffView {
     /// The step they reached last (1-based) and its name.
     pub(super) step: usize,
@@ -66,6 +72,7 @@ pub(super) struct DropOffView {
 }
 
 /// Everything the result section shows.
+#[derive(Clone)]
 pub(super) struct ResultView {
     pub(super) bars: Vec<Bar>,
     pub(super) step_names: Vec<String>,

@@ -27,6 +27,8 @@ public interface Server {
 
     ServicesManager getServicesManager();
 
+    org.bukkit.plugin.messaging.Messenger getMessenger();
+
     /** Paper only (not in Spigot's API). */
     double[] getTPS();
 

@@ -4,10 +4,11 @@ import java.net.InetSocketAddress;
 import org.bukkit.OfflinePlayer;
 
 /**
- * In paper-api, Player extends HumanEntity (and so Entity and CommandSender), OfflinePlayer and
- * NetworkClient.
+ * In paper-api, Player extends HumanEntity (and so Entity and CommandSender), OfflinePlayer,
+ * PluginMessageRecipient and NetworkClient.
  */
-public interface Player extends Entity, OfflinePlayer, com.destroystokyo.paper.network.NetworkClient {
+public interface Player extends Entity, OfflinePlayer, org.bukkit.plugin.messaging.PluginMessageRecipient,
+        com.destroystokyo.paper.network.NetworkClient {
     @Override
     String getName();
 

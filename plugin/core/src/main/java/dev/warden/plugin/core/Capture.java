@@ -45,40 +45,63 @@ public final class Capture implements WardenApi {
         return config;
     }
 
-    private Instant now() {
+    /** The time now, on this capture's clock. */
+    public Instant now() {
         return clock.instant();
     }
 
     /** A join; {@code ip} may be null, {@code clientVersion} may be null. */
     public void join(UUID player, String name, String ip, String clientVersion) {
+        join(serverId, player, name, ip, clientVersion, now());
+    }
+
+    /**
+     * A join on another server than this one, at a given time: a proxy sends its players' joins
+     * with the id of the backend they joined, when it learns that id.
+     */
+    public void join(UUID server, UUID player, String name, String ip, String clientVersion, Instant at) {
         WardenConfig c = config;
         if (!c.captureSessions()) {
             return;
         }
-        Instant at = now();
-        queue.offer(new Records.Session(UuidV7.at(at), serverId, player, name, "join", at, clientVersion,
+        queue.offer(new Records.Session(UuidV7.at(at), server, player, name, "join", at, clientVersion,
                 c.sendIp() ? ip : null));
     }
 
     public void quit(UUID player, String name) {
+        quit(serverId, player, name);
+    }
+
+    /** A quit from another server than this one (a proxy's backend). */
+    public void quit(UUID server, UUID player, String name) {
         if (!config.captureSessions()) {
             return;
         }
         Instant at = now();
-        queue.offer(new Records.Session(UuidV7.at(at), serverId, player, name, "quit", at, null, null));
+        queue.offer(new Records.Session(UuidV7.at(at), server, player, name, "quit", at, null, null));
     }
 
     public void chat(UUID player, String name, String message) {
+        chat(serverId, player, name, message);
+    }
+
+    /** A chat line seen on another server than this one (a proxy's backend). */
+    public void chat(UUID server, UUID player, String name, String message) {
         WardenConfig c = config;
         if (!c.captureChat() || message == null || message.isEmpty()) {
             return;
         }
         Instant at = now();
-        queue.offer(new Records.Chat(UuidV7.at(at), serverId, player, name, "chat", message, c.chatChannel(), at));
+        queue.offer(new Records.Chat(UuidV7.at(at), server, player, name, "chat", message, c.chatChannel(), at));
     }
 
     /** A command line as typed ("/msg bob hi"); redacted or left out as configured. */
     public void command(UUID player, String name, String commandLine) {
+        command(serverId, player, name, commandLine);
+    }
+
+    /** A command typed while on another server than this one (a proxy's own commands). */
+    public void command(UUID server, UUID player, String name, String commandLine) {
         if (!config.captureCommands()) {
             return;
         }
@@ -87,7 +110,7 @@ public final class Capture implements WardenApi {
             return;
         }
         Instant at = now();
-        queue.offer(new Records.Chat(UuidV7.at(at), serverId, player, name, "command", sent, null, at));
+        queue.offer(new Records.Chat(UuidV7.at(at), server, player, name, "command", sent, null, at));
     }
 
     /**

@@ -110,7 +110,7 @@ public final class Delivery {
             String name = config.serverName() != null ? config.serverName() : s.defaultName();
             queue.offer(new Records.Heartbeat(UuidV7.at(now), serverId, s.tps(), s.playerCount(),
                     s.maxPlayers(), Instant.ofEpochMilli(now), name, s.version(),
-                    (rt.totalMemory() - rt.freeMemory()) / mib, rt.maxMemory() / mib, online));
+                    (rt.totalMemory() - rt.freeMemory()) / mib, rt.maxMemory() / mib, online, s.role()));
         }
         while (true) {
             List<WardenRecord> records = queue.drain(10_000);

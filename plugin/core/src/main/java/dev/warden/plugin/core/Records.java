@@ -34,10 +34,21 @@ public final class Records {
         }
     }
 
-    /** Server status; {@code online} false only on a clean shutdown. */
+    /**
+     * Server status; {@code online} false only on a clean shutdown; {@code role} "proxy" for a
+     * proxy, null (left out) for a game server.
+     */
     public record Heartbeat(UUID id, UUID serverId, double tps, int playerCount, int maxPlayers,
             Instant timestamp, String name, String version, double memoryUsedMb,
-            double memoryMaxMb, boolean online) implements WardenRecord {
+            double memoryMaxMb, boolean online, String role) implements WardenRecord {
+        /** A game server's heartbeat (no role). */
+        public Heartbeat(UUID id, UUID serverId, double tps, int playerCount, int maxPlayers,
+                Instant timestamp, String name, String version, double memoryUsedMb,
+                double memoryMaxMb, boolean online) {
+            this(id, serverId, tps, playerCount, maxPlayers, timestamp, name, version, memoryUsedMb,
+                    memoryMaxMb, online, null);
+        }
+
         public Heartbeat {
             tps = clamp(tps, 0, 1000);
             memoryUsedMb = clamp(memoryUsedMb, 0, 1e9);
@@ -67,6 +78,7 @@ public final class Records {
             o.addProperty("memory_used_mb", Math.round(memoryUsedMb * 10.0) / 10.0);
             o.addProperty("memory_max_mb", Math.round(memoryMaxMb * 10.0) / 10.0);
             o.addProperty("online", online);
+            put(o, "role", role);
             return o;
         }
     }

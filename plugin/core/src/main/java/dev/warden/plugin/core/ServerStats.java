@@ -17,4 +17,9 @@ public interface ServerStats {
 
     /** The default display name when config.yml sets none. */
     String defaultName();
+
+    /** "proxy" for a proxy; null for a game server (the heartbeat then has no role). */
+    default String role() {
+        return null;
+    }
 }

@@ -9,6 +9,8 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.warden.plugin.core.proxy.BackendIds;
+import dev.warden.plugin.core.proxy.NetworkSessions;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -401,5 +403,86 @@ class ContractIT {
         assertEquals(100, server.get("max_players").getAsInt());
         assertFalse(server.get("is_online").getAsBoolean(), "the clean shutdown's heartbeat said offline");
         assertEquals(22, eventIds.size());
+    }
+
+    /**
+     * A player's network session as the Velocity plugin sends it: joins lobby, switches to
+     * survival, quits. The dashboard shows one stretch per backend, the first closed by the switch
+     * and the second by the quit, both with the address the proxy saw.
+     */
+    @Test
+    void aProxysNetworkSessionReadsBackAsAStretchPerBackend() throws Exception {
+        startStack();
+        String account = call("POST", "/api/admin/accounts", ADMIN, "{\"name\":\"proxy contract\"}")
+                .getAsJsonObject().get("id").getAsString();
+        String pluginKey = call("POST", "/api/admin/accounts/" + account + "/keys", ADMIN,
+                "{\"kind\":\"plugin\",\"label\":\"proxy\"}").getAsJsonObject().get("key").getAsString();
+        String dashKey = call("POST", "/api/admin/accounts/" + account + "/keys", ADMIN,
+                "{\"kind\":\"dashboard\"}").getAsJsonObject().get("key").getAsString();
+
+        UUID player = UuidV7.at(Instant.now());
+        UUID lobby = UuidV7.at(Instant.now());
+        UUID survival = UuidV7.at(Instant.now().plusMillis(1));
+        // The heartbeat's role is left out here: the proxy's ServerStats without role() is a
+        // plain server to every service version.
+        WardenCore proxy = new WardenCore(dataFolder, config(pluginKey), STATS, logger);
+        proxy.start();
+        NetworkSessions network = new NetworkSessions(proxy.serverId(), BackendIds.load(dataFolder, logger),
+                proxy.capture(), Duration.ofSeconds(10), logger);
+        network.connected(player, "Traveller", "203.0.113.10", "protocol 767", "lobby");
+        network.announced("lobby", lobby); // the lobby's announcement arrives after the connection
+        network.announced("survival", survival);
+        network.connected(player, "Traveller", "203.0.113.10", "protocol 767", "survival");
+        proxy.capture().command(network.serverOf(player), player, "Traveller", "/server lobby");
+        network.disconnected(player, "Traveller");
+        drained(proxy);
+        proxy.shutdown(3);
+
+        waitFor("both stretches to be closed", Duration.ofSeconds(60), () -> {
+            try {
+                JsonArray joins = call("GET", "/api/players/" + player, dashKey, null).getAsJsonObject()
+                        .getAsJsonArray("joins");
+                return joins.size() == 2 && !joins.get(0).getAsJsonObject().get("left_at").isJsonNull();
+            } catch (AssertionError e) {
+                if (e.getMessage().contains(" answered 404")) {
+                    return false; // not projected yet
+                }
+                throw e;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        JsonArray joins = call("GET", "/api/players/" + player, dashKey, null).getAsJsonObject().getAsJsonArray("joins");
+        assertEquals(survival.toString(), joins.get(0).getAsJsonObject().get("server_id").getAsString(), "newest first");
+        assertEquals(lobby.toString(), joins.get(1).getAsJsonObject().get("server_id").getAsString());
+        assertEquals(joins.get(0).getAsJsonObject().get("joined_at").getAsString(),
+                joins.get(1).getAsJsonObject().get("left_at").getAsString(), "the lobby stretch ends at the switch");
+
+        JsonArray sessions = call("GET", "/api/admin/accounts/" + account + "/players/" + player + "/export", ADMIN, null)
+                .getAsJsonObject().getAsJsonArray("sessions");
+        assertEquals(2, sessions.size(), sessions.toString());
+        JsonObject first = sessions.get(0).getAsJsonObject();
+        JsonObject second = sessions.get(1).getAsJsonObject();
+        assertEquals(lobby.toString(), first.get("server_id").getAsString());
+        assertEquals("switched", first.get("closed_by").getAsString());
+        assertEquals(survival.toString(), second.get("server_id").getAsString());
+        assertEquals("quit", second.get("closed_by").getAsString());
+        assertEquals("protocol 767", second.get("client_version").getAsString());
+        assertFalse(first.get("ip_hash").isJsonNull(), "the proxy sends the player's address");
+        assertEquals(first.get("ip_hash"), second.get("ip_hash"), "the same address on both stretches");
+
+        waitFor("the proxy's command", Duration.ofSeconds(60), () -> {
+            try {
+                return call("GET", "/api/players/" + player + "/chatlog", dashKey, null).getAsJsonObject()
+                        .getAsJsonArray("items").size() == 1;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        JsonObject command = call("GET", "/api/players/" + player + "/chatlog", dashKey, null).getAsJsonObject()
+                .getAsJsonArray("items").get(0).getAsJsonObject();
+        assertEquals("/server lobby", command.get("message").getAsString());
+        assertEquals("command", command.get("entry_type").getAsString());
+        assertEquals(survival.toString(), command.get("server_id").getAsString(), "the backend the player was on");
     }
 }

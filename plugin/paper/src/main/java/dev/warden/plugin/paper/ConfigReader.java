@@ -34,6 +34,11 @@ final class ConfigReader {
                 c.getInt("enforcement.wait-seconds", EnforcementConfig.DEFAULTS.waitSeconds()));
     }
 
+    /** config.yml's {@code proxy}: this server is behind a proxy that runs Warden (default false). */
+    static boolean behindProxy(ConfigurationSection c) {
+        return c.getBoolean("proxy", false);
+    }
+
     static WardenConfig read(ConfigurationSection c) {
         String name = c.getString("server-name", "");
         List<String> redact = c.contains("redact-commands")

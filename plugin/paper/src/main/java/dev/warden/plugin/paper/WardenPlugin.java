@@ -13,6 +13,7 @@ import dev.warden.plugin.paper.enforce.PaperMuteListener;
 import dev.warden.plugin.paper.enforce.SpigotMuteListener;
 import dev.warden.plugin.paper.listener.PaperChatListener;
 import dev.warden.plugin.paper.listener.PlayerListener;
+import dev.warden.plugin.paper.listener.ProxyAnnouncer;
 import dev.warden.plugin.paper.listener.SpigotChatListener;
 import dev.warden.plugin.paper.scheduler.PlatformScheduler;
 import java.io.IOException;
@@ -30,6 +31,7 @@ import org.bukkit.plugin.java.JavaPlugin;
 public final class WardenPlugin extends JavaPlugin {
     private volatile WardenCore core;
     private PlatformScheduler scheduler;
+    private volatile boolean behindProxy;
 
     @Override
     public void onEnable() {
@@ -42,6 +44,7 @@ public final class WardenPlugin extends JavaPlugin {
             command.setTabCompleter(executor);
         }
         WardenConfig config = ConfigReader.read(getConfig());
+        behindProxy = ConfigReader.behindProxy(getConfig());
         List<String> problems = ConfigReader.problems(config, getConfig());
         if (!problems.isEmpty()) {
             problems.forEach(p -> getLogger().severe("config.yml: " + p));
@@ -66,7 +69,9 @@ public final class WardenPlugin extends JavaPlugin {
         PluginManager plugins = getServer().getPluginManager();
         List<Integration> punishmentPlugins = new CopyOnWriteArrayList<>();
         plugins.registerEvents(new PlayerListener(started.capture(), paperApi,
-                () -> punishmentPlugins.stream().anyMatch(Integration::active)), this);
+                () -> punishmentPlugins.stream().anyMatch(Integration::active), () -> behindProxy), this);
+        getServer().getMessenger().registerOutgoingPluginChannel(this, ProxyAnnouncer.CHANNEL);
+        plugins.registerEvents(new ProxyAnnouncer(this, started.serverId(), () -> behindProxy), this);
         // The dashboard's bans and mutes: the local lists answer at login and in chat (no network).
         plugins.registerEvents(new LoginGuard(started.sanctions(), Clock.systemUTC()), this);
         if (classExists("io.papermc.paper.event.player.AsyncChatEvent")) {
@@ -111,7 +116,8 @@ public final class WardenPlugin extends JavaPlugin {
         started.startEnforcement(ConfigReader.enforcement(getConfig()), new PaperEnforcer(scheduler));
         core = started;
         getLogger().info("Warden: sending to " + config.baseUrl() + " as server " + started.serverId()
-                + (folia ? " (Folia schedulers)" : ""));
+                + (folia ? " (Folia schedulers)" : "")
+                + (behindProxy ? "; behind a proxy: joins and quits are the proxy's to send" : ""));
     }
 
     private List<String> reload() {
@@ -121,6 +127,7 @@ public final class WardenPlugin extends JavaPlugin {
         if (!problems.isEmpty()) {
             return problems;
         }
+        behindProxy = ConfigReader.behindProxy(getConfig());
         WardenCore current = core;
         if (current == null) {
             start(config);

@@ -153,7 +153,7 @@ class ListenerTest {
     void withAPunishmentPluginOnItsKicksAreLeftToItAndTheServersOwnAreStillSent() {
         ServerHarness h = new ServerHarness();
         boolean[] pluginOn = {true};
-        PlayerListener paper = new PlayerListener(h.capture, true, () -> pluginOn[0]);
+        PlayerListener paper = new PlayerListener(h.capture, true, () -> pluginOn[0], () -> false);
         h.fire(paper, new PlayerKickEvent(notch, "Banned by LiteBans", "left", PlayerKickEvent.Cause.PLUGIN));
         assertTrue(h.records().isEmpty(), "the punishment plugin sends its own kick or ban");
         h.fire(paper, new PlayerKickEvent(notch, "Kicked by an operator", "left", PlayerKickEvent.Cause.KICK_COMMAND));
@@ -163,7 +163,7 @@ class ListenerTest {
         h.fire(paper, new PlayerKickEvent(notch, "IP banned", "left", PlayerKickEvent.Cause.IP_BANNED));
         assertEquals(Boolean.TRUE, only(h.records(), Records.Punishment.class).ipBased());
 
-        PlayerListener spigot = new PlayerListener(h.capture, false, () -> pluginOn[0]);
+        PlayerListener spigot = new PlayerListener(h.capture, false, () -> pluginOn[0], () -> false);
         h.fire(spigot, new PlayerKickEvent(notch, "Kicked", "left", null));
         assertTrue(h.records().isEmpty(), "Spigot gives no cause: every kick is left to the punishment plugin");
 

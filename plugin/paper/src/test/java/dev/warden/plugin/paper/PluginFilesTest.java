@@ -125,8 +125,9 @@ class PluginFilesTest {
         assertEquals(FlagCap.DEFAULT_LIMIT, ConfigReader.maxFlagsPerCheck(parsed));
         assertTrue(values.containsKey("anticheat.max-flags-per-check"));
         for (String k : List.of("capture.chat", "capture.commands", "capture.sessions", "capture.send-ip",
-                "capture.punishments", "capture.rank-changes", "capture.chat-channel", "server-name")) {
+                "capture.punishments", "capture.rank-changes", "capture.chat-channel", "server-name", "proxy")) {
             assertTrue(values.containsKey(k), k);
         }
+        assertEquals(false, ConfigReader.behindProxy(parsed), "not behind a proxy unless told");
     }
 }

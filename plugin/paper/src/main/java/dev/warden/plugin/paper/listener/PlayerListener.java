@@ -20,24 +20,32 @@ public final class PlayerListener implements Listener {
     private final Capture capture;
     private final boolean paperApi;
     private final BooleanSupplier punishmentPluginOn;
+    private final BooleanSupplier behindProxy;
 
     /** {@code paperApi}: the server has Paper's additions (Player#getProtocolVersion, kick causes). */
     public PlayerListener(Capture capture, boolean paperApi) {
-        this(capture, paperApi, () -> false);
+        this(capture, paperApi, () -> false, () -> false);
     }
 
     /**
      * {@code punishmentPluginOn}: true while a punishment-plugin integration sends that plugin's
      * bans and kicks itself; kicks made by plugins are then left to it (see {@link #onKick}).
+     * {@code behindProxy}: config.yml's {@code proxy: true}; the proxy then sends this server's
+     * joins and quits, and this server sends none ({@link ProxyAnnouncer}).
      */
-    public PlayerListener(Capture capture, boolean paperApi, BooleanSupplier punishmentPluginOn) {
+    public PlayerListener(Capture capture, boolean paperApi, BooleanSupplier punishmentPluginOn,
+            BooleanSupplier behindProxy) {
         this.capture = capture;
         this.paperApi = paperApi;
         this.punishmentPluginOn = punishmentPluginOn;
+        this.behindProxy = behindProxy;
     }
 
     @EventHandler(priority = EventPriority.MONITOR)
     public void onJoin(PlayerJoinEvent event) {
+        if (behindProxy.getAsBoolean()) {
+            return;
+        }
         Player player = event.getPlayer();
         InetSocketAddress address = player.getAddress();
         String ip = address == null || address.getAddress() == null ? null : address.getAddress().getHostAddress();
@@ -47,6 +55,9 @@ public final class PlayerListener implements Listener {
 
     @EventHandler(priority = EventPriority.MONITOR)
     public void onQuit(PlayerQuitEvent event) {
+        if (behindProxy.getAsBoolean()) {
+            return;
+        }
         Player player = event.getPlayer();
         capture.quit(player.getUniqueId(), player.getName());
     }

@@ -1,0 +1,3 @@
+package com.velocitypowered.api.event.proxy;
+
+public final class ProxyShutdownEvent {}

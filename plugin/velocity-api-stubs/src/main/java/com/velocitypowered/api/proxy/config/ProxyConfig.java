@@ -1,0 +1,5 @@
+package com.velocitypowered.api.proxy.config;
+
+public interface ProxyConfig {
+    int getShowMaxPlayers();
+}

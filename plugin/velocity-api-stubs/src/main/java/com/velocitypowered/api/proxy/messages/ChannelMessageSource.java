@@ -1,0 +1,3 @@
+package com.velocitypowered.api.proxy.messages;
+
+public interface ChannelMessageSource {}

@@ -1,0 +1,5 @@
+package com.velocitypowered.api.scheduler;
+
+public interface ScheduledTask {
+    void cancel();
+}
