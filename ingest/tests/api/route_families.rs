@@ -23,6 +23,6 @@ async fn every_documented_route_is_behind_the_plugin_gate() {
     let checked = test_support::check_route_families(&ingest.http, &ingest.base, &doc, &keys)
         .await
         .expect("every route behind its gate");
-    // The seven record endpoints and the custom events.
-    assert_eq!(checked, 8, "operations checked");
+    // The seven record endpoints, the custom events, the action feed and its acks.
+    assert_eq!(checked, 10, "operations checked");
 }

@@ -134,3 +134,60 @@ async fn upsert(
     .await?;
     Ok(result.rows_affected())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::envelope::{LogMessage, Logged};
+    use shared::records::ActionAck;
+
+    fn ack(action: u128, server: u128, outcome: &str) -> Logged<ActionAck> {
+        Logged {
+            id: Uuid::now_v7(),
+            record: ActionAck {
+                server_id: Uuid::from_u128(server),
+                action_id: Uuid::from_u128(action),
+                outcome: outcome.into(),
+                detail: None,
+                at: None,
+            },
+        }
+    }
+
+    #[test]
+    fn one_row_per_action_and_server_holding_the_latest_outcome() {
+        let account = Uuid::from_u128(1);
+        let received = Utc::now();
+        let messages = [
+            Positioned {
+                stream_sequence: 4,
+                message: LogMessage::new(
+                    account,
+                    received,
+                    RecordBatch::ActionAck(vec![ack(10, 20, "failed"), ack(10, 21, "applied")]),
+                ),
+            },
+            Positioned {
+                stream_sequence: 5,
+                message: LogMessage::new(
+                    account,
+                    received,
+                    RecordBatch::ActionAck(vec![ack(10, 20, "applied")]),
+                ),
+            },
+        ];
+        let refs: Vec<&Positioned> = messages.iter().collect();
+        let columns = DeliveryColumns::of(&refs);
+        assert_eq!(
+            columns.server_id,
+            [Uuid::from_u128(20), Uuid::from_u128(21)]
+        );
+        assert_eq!(columns.outcome, ["applied", "applied"]);
+        assert_eq!(columns.seq, [5000, 4001]);
+        assert_eq!(
+            columns.at,
+            [received, received],
+            "absent: the time of receipt"
+        );
+    }
+}
