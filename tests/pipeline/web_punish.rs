@@ -188,7 +188,7 @@ async fn a_moderators_ban_from_the_dashboard_is_a_punishment_everywhere_and_its_
         "the Investigate page says where"
     );
     assert!(
-        page.contains("x-ray &lt;b&gt;mining&lt;/b&gt;"),
+        page.contains("x-ray &#60;b&#62;mining&#60;/b&#62;") && !page.contains("<b>mining"),
         "the reason escaped"
     );
     assert!(
