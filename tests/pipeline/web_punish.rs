@@ -200,6 +200,10 @@ async fn a_moderators_ban_from_the_dashboard_is_a_punishment_everywhere_and_its_
         page.contains("Dashboard"),
         "the Punishments page says where"
     );
+    assert!(
+        page.contains(&format!(r#"action="/punishments/{id}/revoke""#)),
+        "the Punishments page offers the revoke"
+    );
     let timeline = net
         .wait_for(
             &format!("/api/v1/events?player_uuid={PLAYER}&internal=true&name=punish_ban"),
@@ -268,12 +272,14 @@ async fn a_moderators_ban_from_the_dashboard_is_a_punishment_everywhere_and_its_
         .post_form(&format!("/punishments/{id}/revoke"), &revoke, None)
         .await;
     assert_eq!(status, 409, "{body}");
-    let (status, _, _) = admin
+    let from_the_log = [("reason", "appeal accepted"), ("back", "punishments")];
+    let (status, location, _) = admin
         .post_form(
             &format!("/punishments/{permanent_id}/revoke"),
-            &revoke,
+            &from_the_log,
             None,
         )
         .await;
     assert_eq!(status, 303, "an admin lifts the permanent ban");
+    assert_eq!(location.as_deref(), Some("/punishments"));
 }
