@@ -48,3 +48,4 @@ mod staff;
 mod timeline;
 mod trends;
 mod trends_page;
+mod web_punish;

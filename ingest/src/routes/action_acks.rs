@@ -52,7 +52,7 @@ pub(super) struct AckResult {
     pub(super) outcome: String,
     /// The server's words (at most 512 characters).
     #[serde(default)]
-    #[schema(max_length = 512, pattern = "^[^\\u0000\\ud800-\\udfff]*$")]
+    #[schema(max_length = 512, pattern = "^[^\\x00]*$")]
     pub(super) detail: Option<String>,
     /// When it acted (default: the time of receipt).
     #[serde(default)]

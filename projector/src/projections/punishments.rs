@@ -13,8 +13,8 @@
 
 use super::Positioned;
 use chrono::{DateTime, Utc};
-use shared::envelope::{LogMessage, RecordBatch, event_seq};
-use shared::records::{PunishmentAction, PunishmentType};
+use shared::envelope::{LogMessage, Logged, RecordBatch, event_seq};
+use shared::records::{Action, DASHBOARD_SOURCE, PunishmentAction, PunishmentType};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -40,8 +40,8 @@ pub struct PunishmentIssued {
     pub staff_uuid: Option<Uuid>,
     /// Their name.
     pub staff_name: Option<String>,
-    /// Where.
-    pub server_id: Uuid,
+    /// Where; None for a punishment issued on the dashboard.
+    pub server_id: Option<Uuid>,
     /// When (the time of receipt when the record had none).
     pub issued_at: DateTime<Utc>,
     /// When it ends; None = permanent, and always None for kicks.
@@ -89,6 +89,9 @@ pub fn rows_of(
     message: &LogMessage,
 ) -> (Vec<PunishmentIssued>, Vec<PunishmentRevoked>) {
     let (mut issued, mut revoked) = (Vec::new(), Vec::new());
+    if let RecordBatch::Action(actions) = &message.batch {
+        return dashboard_rows_of(stream_sequence, message, actions);
+    }
     let RecordBatch::Punishment(records) = &message.batch else {
         return (issued, revoked);
     };
@@ -106,7 +109,7 @@ pub fn rows_of(
                 reason: record.reason.clone(),
                 staff_uuid: record.staff_uuid,
                 staff_name: record.staff_name.clone(),
-                server_id: record.server_id,
+                server_id: Some(record.server_id),
                 issued_at: at,
                 expires_at: match record.punishment_type {
                     PunishmentType::Kick => None,
@@ -130,6 +133,59 @@ pub fn rows_of(
                 revoked_by_name: record.staff_name.clone(),
                 revoke_reason: record.revoke_reason.clone(),
             }),
+        }
+    }
+    (issued, revoked)
+}
+
+/// The issues and revokes of a message of dashboard actions: like a plugin's, with the member
+/// as the staff (no player UUID), no server, and `source_plugin` `warden`. A revoke names its
+/// punishment by id. An action that breaks the rules (a forged or buggy writer) is skipped.
+fn dashboard_rows_of(
+    stream_sequence: u64,
+    message: &LogMessage,
+    actions: &[Logged<Action>],
+) -> (Vec<PunishmentIssued>, Vec<PunishmentRevoked>) {
+    let (mut issued, mut revoked) = (Vec::new(), Vec::new());
+    for (index, logged) in actions.iter().enumerate() {
+        let action = &logged.record;
+        if action.validate(message.received_at).is_err() {
+            tracing::warn!(id = %logged.id, "a dashboard action that breaks the rules was skipped");
+            continue;
+        }
+        let seq = event_seq(stream_sequence, index);
+        if let Some(p) = &action.punishment {
+            issued.push(PunishmentIssued {
+                account_id: message.account_id,
+                id: logged.id,
+                seq,
+                player_uuid: p.player_uuid,
+                punishment_type: p.punishment_type.as_str(),
+                reason: p.reason.clone(),
+                staff_uuid: None,
+                staff_name: Some(action.by.name.clone()),
+                server_id: None,
+                issued_at: action.at,
+                expires_at: p.expires_at,
+                ip_based: false,
+                scope: Some(p.scope.clone()),
+                source_plugin: Some(DASHBOARD_SOURCE.to_owned()),
+                external_id: None,
+            });
+        } else if let Some(r) = &action.revoke {
+            revoked.push(PunishmentRevoked {
+                account_id: message.account_id,
+                id: logged.id,
+                seq,
+                punishment_id: Some(r.punishment_id),
+                source_plugin: None,
+                punishment_type: r.punishment_type.as_str(),
+                external_id: None,
+                revoked_at: action.at,
+                revoked_by: None,
+                revoked_by_name: Some(action.by.name.clone()),
+                revoke_reason: r.reason.clone(),
+            });
         }
     }
     (issued, revoked)

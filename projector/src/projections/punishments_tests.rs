@@ -46,7 +46,7 @@ fn an_issue_keeps_its_fields_and_place_in_the_log() {
     assert_eq!(row.reason.as_deref(), Some("x-ray"));
     assert_eq!(row.staff_uuid, Some(STAFF.parse().expect("uuid")));
     assert_eq!(row.staff_name.as_deref(), Some("Mod"));
-    assert_eq!(row.server_id, SERVER.parse::<Uuid>().expect("uuid"));
+    assert_eq!(row.server_id, Some(SERVER.parse::<Uuid>().expect("uuid")));
     assert_eq!(row.issued_at.to_rfc3339(), "2025-03-01T10:00:00+00:00");
     assert_eq!(
         row.expires_at.map(|t| t.to_rfc3339()).as_deref(),
@@ -118,4 +118,67 @@ fn other_record_kinds_have_no_punishment_rows() {
     let message = LogMessage::new(Uuid::nil(), received(), RecordBatch::Chat(Vec::new()));
     let (issued, revoked) = rows_of(1, &message);
     assert!(issued.is_empty() && revoked.is_empty());
+}
+
+fn action(json: serde_json::Value) -> Logged<shared::records::Action> {
+    let record: shared::records::Action = serde_json::from_value(json).expect("well-formed action");
+    Logged {
+        id: record.id,
+        record,
+    }
+}
+
+#[test]
+fn a_dashboard_ban_and_its_revoke_are_a_punishment_with_the_member_and_no_server() {
+    let ban_id = Uuid::now_v7();
+    let ban = action(serde_json::json!({
+        "id": ban_id, "type": "issue",
+        "punishment": {"type": "ban", "player_uuid": PLAYER, "player_name": "Griefer",
+                       "reason": "x-ray", "expires_at": "2025-03-08T10:00:00Z", "scope": "global"},
+        "by": {"member_id": STAFF, "name": "Moderator Mo"}, "at": "2025-03-01T10:00:00Z"
+    }));
+    let revoke = action(serde_json::json!({
+        "id": Uuid::now_v7(), "type": "revoke",
+        "revoke": {"punishment_id": ban_id, "player_uuid": PLAYER, "type": "ban",
+                   "source_plugin": "warden", "reason": "appeal accepted"},
+        "by": {"member_id": STAFF, "name": "Admin Ada"}, "at": "2025-03-01T11:00:00Z"
+    }));
+    // A forged action (an issue without its punishment) is skipped, not stored.
+    let forged = action(serde_json::json!({
+        "id": Uuid::now_v7(), "type": "issue",
+        "by": {"member_id": STAFF, "name": "Nobody"}, "at": "2025-03-01T11:00:00Z"
+    }));
+    let account = Uuid::now_v7();
+    let message = LogMessage::new(
+        account,
+        received(),
+        RecordBatch::Action(vec![ban, revoke.clone(), forged]),
+    );
+    let (issued, revoked) = rows_of(9, &message);
+    assert_eq!(issued.len(), 1);
+    let row = &issued[0];
+    assert_eq!((row.account_id, row.id, row.seq), (account, ban_id, 9_000));
+    assert_eq!(row.player_uuid, PLAYER.parse::<Uuid>().expect("uuid"));
+    assert_eq!(row.punishment_type, "ban");
+    assert_eq!(row.reason.as_deref(), Some("x-ray"));
+    assert_eq!(
+        (row.staff_uuid, row.staff_name.as_deref()),
+        (None, Some("Moderator Mo"))
+    );
+    assert_eq!(row.server_id, None);
+    assert_eq!(row.issued_at.to_rfc3339(), "2025-03-01T10:00:00+00:00");
+    assert_eq!(
+        row.expires_at.map(|t| t.to_rfc3339()).as_deref(),
+        Some("2025-03-08T10:00:00+00:00")
+    );
+    assert_eq!(row.scope.as_deref(), Some("global"));
+    assert_eq!(row.source_plugin.as_deref(), Some("warden"));
+    assert_eq!(revoked.len(), 1);
+    let end = &revoked[0];
+    assert_eq!((end.id, end.seq), (revoke.id, 9_001));
+    assert_eq!(end.punishment_id, Some(ban_id));
+    assert_eq!(end.punishment_type, "ban");
+    assert_eq!(end.revoked_by_name.as_deref(), Some("Admin Ada"));
+    assert_eq!(end.revoke_reason.as_deref(), Some("appeal accepted"));
+    assert_eq!(end.revoked_at.to_rfc3339(), "2025-03-01T11:00:00+00:00");
 }

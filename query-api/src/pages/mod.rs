@@ -32,6 +32,7 @@ pub mod funnels;
 pub mod gate;
 pub mod invite;
 mod live_feed;
+pub mod log_append;
 pub mod log_form;
 pub mod login;
 pub mod nav;
@@ -40,6 +41,7 @@ pub mod overview;
 pub mod params;
 pub mod players;
 pub mod privacy_settings;
+pub mod punish;
 pub mod punishments;
 pub mod quota;
 pub mod servers;
@@ -169,6 +171,7 @@ fn signed_in() -> PageRoutes {
         .merge(anticheat::router())
         .merge(chat::router())
         .merge(notes::router())
+        .merge(punish::router())
         .merge(staff::router())
         .merge(events::router())
         .merge(funnels::router())

@@ -30,7 +30,8 @@ pub struct PunishmentItem {
     pub staff_uuid: Option<Uuid>,
     /// The issuer's name as the plugin reported it (else their latest player name).
     pub staff_username: Option<String>,
-    /// The server it was issued on.
+    /// The server it was issued on; null for one issued on the dashboard (`source_plugin`
+    /// `warden`).
     pub server_id: Option<Uuid>,
     /// That server's name, when it has sent a heartbeat with one.
     pub server_name: Option<String>,
@@ -50,7 +51,7 @@ pub struct PunishmentItem {
     pub revoke_reason: Option<String>,
     /// Server group it applies to, or "global".
     pub scope: Option<String>,
-    /// The plugin that reported it (e.g. "litebans").
+    /// The plugin that reported it (e.g. "litebans"), or `warden` for the dashboard.
     pub source_plugin: Option<String>,
     /// Whether it targets the player's IP.
     pub ip_based: bool,

@@ -38,6 +38,10 @@ pub enum Area {
     Players,
     /// Punishments.
     Punishments,
+    /// Punishing from the dashboard within the moderator's limits (a ban of at most 30 days).
+    Punish,
+    /// Punishing and revoking without limit (permanent and longer bans).
+    PunishWithoutLimit,
     /// Anti-cheat flags.
     Flags,
     /// Staff notes on players.
@@ -74,13 +78,16 @@ impl Role {
             | Area::Events
             | Area::Funnels
             | Area::Analytics => Role::Viewer,
-            Area::Players | Area::Punishments | Area::Flags | Area::Notes => Role::Moderator,
+            Area::Players | Area::Punishments | Area::Punish | Area::Flags | Area::Notes => {
+                Role::Moderator
+            }
             Area::ChatLogs
             | Area::Keys
             | Area::Settings
             | Area::Members
             | Area::Audit
-            | Area::Alerts => Role::Admin,
+            | Area::Alerts
+            | Area::PunishWithoutLimit => Role::Admin,
             Area::Ownership | Area::AccountDeletion => Role::Owner,
         };
         self >= least

@@ -15,6 +15,7 @@ use super::{Draft, allowed, refused};
 use crate::pages::error::PageError;
 use crate::pages::form::Form;
 use crate::pages::gate::SignedIn;
+use crate::pages::log_append::{NotAppended, append};
 use crate::queries::notes::{is_players_punishment, note_exists};
 use crate::routes::history::require_player;
 use crate::state::AppState;
@@ -27,7 +28,6 @@ use chrono::Utc;
 use serde::Deserialize;
 use serde_json::json;
 use shared::envelope::{LogMessage, Logged};
-use shared::privacy::PrivacyPolicy;
 use shared::records::{Note, NoteAuthor};
 use shared::validation::FieldError;
 use std::time::Duration;
@@ -165,14 +165,7 @@ pub(super) async fn add_note(
         record: note.clone(),
     }]);
     let mut message = LogMessage::new(account_id, now, batch);
-    // Refused at once while disconnected, as the append would be (fetching the player's key
-    // would wait for the reconnect): nothing was sent, so nothing can be written later.
-    let appended = if state.publisher.is_connected() {
-        append(&state, subject, &mut message, account_id, id).await
-    } else {
-        Err(NotAppended::Unsent("not connected to NATS".to_owned()))
-    };
-    if let Err(failure) = appended {
+    if let Err(failure) = append(&state, subject, &mut message, "note", id).await {
         let message = match &failure {
             NotAppended::Unsent(error) => {
                 tracing::warn!(%error, "a note could not be appended to the event log");
@@ -214,37 +207,6 @@ pub(super) async fn add_note(
         [(LOCATION, format!("/players/{player}#notes"))],
     )
         .into_response())
-}
-
-/// Why the event log has no note: the outcome the page reports.
-enum NotAppended {
-    /// Nothing was sent: nothing can be stored later.
-    Unsent(String),
-    /// Sent (or possibly sent) without an ack in time: it may be stored when the log is back.
-    Unconfirmed(String),
-}
-
-/// Seals `message` (notes are personal: sealed with the player's key before the append, so
-/// erasing the player shreds them in the log too) and appends it under an id that is the
-/// account's and the note's, so the same form sent again is a duplicate to the stream.
-async fn append(
-    state: &AppState,
-    subject: String,
-    message: &mut LogMessage,
-    account_id: Uuid,
-    id: Uuid,
-) -> Result<(), NotAppended> {
-    let policy = PrivacyPolicy::default();
-    let sealed = state.keyring.seal(message, &policy).await;
-    sealed.map_err(|error| NotAppended::Unsent(format!("sealing: {error}")))?;
-    let payload = message.encode();
-    let message_id = format!("note:{account_id}:{id}");
-    state
-        .publisher
-        .append(subject, Some(message_id), payload)
-        .await
-        .map(|_| ())
-        .map_err(NotAppended::Unconfirmed)
 }
 
 /// The form's note id: empty for a new one, else a UUID v7 (what forms are given).

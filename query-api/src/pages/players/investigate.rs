@@ -13,7 +13,7 @@
 
 use super::super::error::PageError;
 use super::super::gate::{PageRoutes, SignedIn};
-use super::super::{Shell, display, notes, params, render};
+use super::super::{Shell, display, notes, params, punish, render};
 use crate::error::ApiError;
 use crate::queries::investigate::{ChatRequest, Investigation, TREND_DAYS, investigate};
 use crate::routes::account_reads::alts::Alt;
@@ -50,6 +50,8 @@ struct InvestigatePage {
     servers: HashMap<Uuid, String>,
     /// The notes section, rendered by the notes module (escaped there).
     notes_html: String,
+    /// The Punish section (moderators and up), rendered by the punish module (escaped there).
+    punish_html: String,
     /// The jump-to-a-time field's value (`YYYY-MM-DDTHH:MM`).
     chat_at_value: String,
     /// When the player was erased, if they were (from the profile).
@@ -175,6 +177,7 @@ async fn investigate_page(
         .map(|s| (s.id, display::server_name(s.name.as_deref(), &s.id)))
         .collect();
     let notes_html = notes::player_section(&state, &caller, player).await?;
+    let punish_html = punish::player_section(&state, &caller, player).await?;
     let erased_at = found.profile.erased_at;
     render(&InvestigatePage {
         shell,
@@ -192,6 +195,7 @@ async fn investigate_page(
         player: found,
         servers,
         notes_html,
+        punish_html,
     })
 }
 
