@@ -117,10 +117,11 @@ impl RecordKind {
         RecordKind::ActionAck,
     ];
 
-    /// The kinds a game-server plugin writes (every kind but [`RecordKind::Note`],
-    /// [`RecordKind::Erasure`] and [`RecordKind::Action`]), in the order of
+    /// The kinds a game-server plugin records of its server (every kind but the dashboard's
+    /// [`RecordKind::Note`], [`RecordKind::Erasure`] and [`RecordKind::Action`], and the
+    /// plugin's [`RecordKind::ActionAck`], its answer to an action), in the order of
     /// [`RecordKind::ALL`].
-    pub const PLUGIN: [RecordKind; 9] = [
+    pub const PLUGIN: [RecordKind; 8] = [
         RecordKind::Heartbeat,
         RecordKind::Chat,
         RecordKind::Punishment,
@@ -129,7 +130,6 @@ impl RecordKind {
         RecordKind::RankChange,
         RecordKind::AccountLink,
         RecordKind::Custom,
-        RecordKind::ActionAck,
     ];
 
     /// The kind's token in subjects, metrics and logs.
