@@ -36,6 +36,7 @@ mod players_page;
 mod privacy;
 mod privacy_pages;
 mod proxy;
+mod punish_browser;
 mod punishments;
 mod punishments_page;
 mod retention;
