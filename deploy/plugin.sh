@@ -35,23 +35,23 @@ log "$(javac -version 2>&1); $(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;
 section "plugin: build and test"
 mvn "${mvn_args[@]}" clean verify >&2
 
-jar="$(ls "$REPO_ROOT"/plugin/paper/target/Warden-*.jar 2>/dev/null | grep -v original- | head -1 || true)"
-[[ -n "$jar" && -f "$jar" ]] || die "the build did not produce plugin/paper/target/Warden-*.jar"
-# The jar must hold our code only: never the server API surface, Gson, LuckPerms, the anti-cheat
+# checked_jar MODULE NAME FORBIDDEN: the jar MODULE/target/NAME-<version>.jar (not the shade
+# plugin's original-*), which must hold none of the FORBIDDEN packages (an extended regex of
+# path prefixes): the platform provides them, so only our own code is shaded in.
+checked_jar() {
+    local module="$1" name="$2" forbidden="$3" found
+    found="$(find "$REPO_ROOT/plugin/$module/target" -maxdepth 1 -name "$name-*.jar" 2>/dev/null | head -1)"
+    [[ -n "$found" ]] || die "the build did not produce plugin/$module/target/$name-*.jar"
+    if jar tf "$found" | grep -qE "^($forbidden)/"; then
+        die "$found holds classes the platform provides; check the shade plugin's includes"
+    fi
+    printf '%s\n' "$found"
+}
+# The server plugin: never the server API surface, Gson, LuckPerms, adventure, the anti-cheat
 # APIs or a punishment plugin's API (LiteBans, LibertyBans and its Omnibus, AdvancedBan).
-if jar tf "$jar" | grep -qE '^(org/bukkit|io/papermc|com/google/gson|net/luckperms|net/kyori|ac/grim|me/frep|litebans|space/arim|me/leoko)/'; then
-    die "$jar holds classes the server provides; check the shade plugin's includes"
-fi
-velocity="$(ls "$REPO_ROOT"/plugin/velocity/target/Warden-Velocity-*.jar 2>/dev/null | grep -v original- | head -1 || true)"
-[[ -n "$velocity" && -f "$velocity" ]] || die "the build did not produce plugin/velocity/target/Warden-Velocity-*.jar"
-# The proxy's jar likewise: never the Velocity API, Guice, SnakeYAML, Gson or adventure.
-if jar tf "$velocity" | grep -qE '^(com/velocitypowered|com/google|org/yaml|net/kyori)/'; then
-    die "$velocity holds classes the proxy provides; check the shade plugin's includes"
-fi
-bungee="$(ls "$REPO_ROOT"/plugin/bungee/target/Warden-Bungee-*.jar 2>/dev/null | grep -v original- | head -1 || true)"
-[[ -n "$bungee" && -f "$bungee" ]] || die "the build did not produce plugin/bungee/target/Warden-Bungee-*.jar"
-if jar tf "$bungee" | grep -qE '^(net/md_5|com/google|org/yaml)/'; then
-    die "$bungee holds classes the proxy provides; check the shade plugin's includes"
-fi
+jar="$(checked_jar paper Warden 'org/bukkit|io/papermc|com/google/gson|net/luckperms|net/kyori|ac/grim|me/frep|litebans|space/arim|me/leoko')"
+# The proxies': never the Velocity or BungeeCord API, Guice, SnakeYAML, Gson or adventure.
+velocity="$(checked_jar velocity Warden-Velocity 'com/velocitypowered|com/google|org/yaml|net/kyori')"
+bungee="$(checked_jar bungee Warden-Bungee 'net/md_5|com/google|org/yaml')"
 log "proxy plugins: $velocity (Velocity), $bungee (BungeeCord)"
 printf '%s\n' "$jar"
