@@ -76,12 +76,9 @@ fn not_allowed(why: String) -> PageError {
     ))))
 }
 
-pub(super) async fn issue(
-    caller: SignedIn,
-    State(state): State<AppState>,
-    Path(player): Path<String>,
-    Form(form): Form<IssueForm>,
-) -> Result<Response, PageError> {
+/// The signed-in member, and the same as the actor an action names; 403 below
+/// [`Area::Punish`].
+fn punisher(caller: &SignedIn) -> Result<(&crate::team::Member, ActionMember), PageError> {
     let member = caller.member();
     if !member.role.allows(Area::Punish) {
         return Err(PageError::Forbidden {
@@ -89,6 +86,20 @@ pub(super) async fn issue(
             role: member.role,
         });
     }
+    let by = ActionMember {
+        member_id: member.id,
+        name: member.display_name.clone(),
+    };
+    Ok((member, by))
+}
+
+pub(super) async fn issue(
+    caller: SignedIn,
+    State(state): State<AppState>,
+    Path(player): Path<String>,
+    Form(form): Form<IssueForm>,
+) -> Result<Response, PageError> {
+    let (member, by) = punisher(&caller)?;
     let player = Uuid::parse_str(&player).map_err(|_| PageError::NotFound)?;
     let account_id = member.account_id;
     let name = player_name(&state.pool, account_id, player)
@@ -135,10 +146,7 @@ pub(super) async fn issue(
             scope: form.scope.trim().to_owned(),
         }),
         revoke: None,
-        by: ActionMember {
-            member_id: member.id,
-            name: member.display_name.clone(),
-        },
+        by: by.clone(),
         at: now,
     };
     action.validate(now).map_err(ApiError::invalid)?;
@@ -169,13 +177,7 @@ pub(super) async fn revoke(
     Path(id): Path<String>,
     Form(form): Form<RevokeForm>,
 ) -> Result<Response, PageError> {
-    let member = caller.member();
-    if !member.role.allows(Area::Punish) {
-        return Err(PageError::Forbidden {
-            title: "Punish",
-            role: member.role,
-        });
-    }
+    let (member, by) = punisher(&caller)?;
     let id = Uuid::parse_str(&id).map_err(|_| PageError::NotFound)?;
     let account_id = member.account_id;
     let target = revoke_target(&state.pool, account_id, id)
@@ -215,10 +217,7 @@ pub(super) async fn revoke(
             external_id: target.external_id.clone(),
             reason: Some(reason.to_owned()),
         }),
-        by: ActionMember {
-            member_id: member.id,
-            name: member.display_name.clone(),
-        },
+        by: by.clone(),
         at: now,
     };
     action.validate(now).map_err(ApiError::invalid)?;
