@@ -146,27 +146,26 @@ pub(super) async fn issue(
             scope: form.scope.trim().to_owned(),
         }),
         revoke: None,
-        by: by.clone(),
+        by,
         at: now,
     };
-    action.validate(now).map_err(ApiError::invalid)?;
-    if let Err(page) = log(&state, account_id, &action).await {
+    let detail = json!({
+        "action_id": id,
+        "type": kind.as_str(),
+        "expires_at": action.punishment.as_ref().and_then(|p| p.expires_at),
+    });
+    if let Some(page) = commit(
+        &state,
+        &caller,
+        &action,
+        "punishment_issued",
+        player,
+        detail,
+    )
+    .await?
+    {
         return Ok(page);
     }
-
-    let actor = caller.actor(&state);
-    let entry = AuditEntry {
-        account_id: Some(account_id),
-        actor: &actor,
-        action: "punishment_issued",
-        target: Some(player.to_string()),
-        detail: json!({
-            "action_id": id,
-            "type": kind.as_str(),
-            "expires_at": action.punishment.as_ref().and_then(|p| p.expires_at),
-        }),
-    };
-    audit::record(&state.pool, entry).await?;
     shown(&state, account_id, id, false).await;
     Ok(see_other(&format!("/players/{player}#punish")))
 }
@@ -217,23 +216,23 @@ pub(super) async fn revoke(
             external_id: target.external_id.clone(),
             reason: Some(reason.to_owned()),
         }),
-        by: by.clone(),
+        by,
         at: now,
     };
-    action.validate(now).map_err(ApiError::invalid)?;
-    if let Err(page) = log(&state, account_id, &action).await {
+    let detail = json!({"action_id": action.id, "punishment_id": target.id});
+    let audited = "punishment_revoked";
+    if let Some(page) = commit(
+        &state,
+        &caller,
+        &action,
+        audited,
+        target.player_uuid,
+        detail,
+    )
+    .await?
+    {
         return Ok(page);
     }
-
-    let actor = caller.actor(&state);
-    let entry = AuditEntry {
-        account_id: Some(account_id),
-        actor: &actor,
-        action: "punishment_revoked",
-        target: Some(target.player_uuid.to_string()),
-        detail: json!({"action_id": action.id, "punishment_id": target.id}),
-    };
-    audit::record(&state.pool, entry).await?;
     shown(&state, account_id, target.id, true).await;
     let back = if form.back == "punishments" {
         "/punishments".to_owned()
@@ -241,6 +240,33 @@ pub(super) async fn revoke(
         format!("/players/{}#punish", target.player_uuid)
     };
     Ok(see_other(&back))
+}
+
+/// Checks `action` against the record's rules, appends it to the caller's event log and audits
+/// it as `audited` about `player`: None when done (durable), else the 503 page to answer with.
+async fn commit(
+    state: &AppState,
+    caller: &SignedIn,
+    action: &Action,
+    audited: &'static str,
+    player: Uuid,
+    detail: serde_json::Value,
+) -> Result<Option<Response>, PageError> {
+    action.validate(action.at).map_err(ApiError::invalid)?;
+    let account_id = caller.member().account_id;
+    if let Err(page) = log(state, account_id, action).await {
+        return Ok(Some(page));
+    }
+    let actor = caller.actor(state);
+    let entry = AuditEntry {
+        account_id: Some(account_id),
+        actor: &actor,
+        action: audited,
+        target: Some(player.to_string()),
+        detail,
+    };
+    audit::record(&state.pool, entry).await?;
+    Ok(None)
 }
 
 /// Appends `action` to the account's event log, or the 503 page saying what happened.
