@@ -11,7 +11,7 @@
 //! every JetStream publish is an fsync, so a 100-record chat batch costs one fsync, not 100.
 
 use crate::records::{
-    AccountLink, Action, ActionAck, AnticheatFlag, ChatEntry, CustomEvent, Heartbeat, Note,
+    AccountLink, Action, ActionAck, AnticheatFlag, Appeal, ChatEntry, CustomEvent, Heartbeat, Note,
     PlayerErasure, PluginRecord, Punishment, RankChange, RecordKind, Session,
 };
 use chrono::{DateTime, Utc};
@@ -74,6 +74,9 @@ pub enum RecordBatch {
     Action(Vec<Logged<Action>>),
     /// Servers' answers to dashboard actions.
     ActionAck(Vec<Logged<ActionAck>>),
+    /// Appeals and the steps staff took on them (written by query-api; no plugin route
+    /// accepts them).
+    Appeal(Vec<Logged<Appeal>>),
 }
 
 /// One record's full envelope, as read from a [`LogMessage`].
@@ -179,6 +182,7 @@ impl LogMessage {
             // An action names no server either; its acknowledgements name the server that acted.
             RecordBatch::Action(r) => of_kind(self, r, Action::KIND, |_| None),
             RecordBatch::ActionAck(r) => each(self, r),
+            RecordBatch::Appeal(r) => of_kind(self, r, Appeal::KIND, |_| None),
         }
     }
 }
@@ -199,6 +203,7 @@ impl RecordBatch {
             RecordBatch::Erasure(_) => RecordKind::Erasure,
             RecordBatch::Action(_) => RecordKind::Action,
             RecordBatch::ActionAck(_) => RecordKind::ActionAck,
+            RecordBatch::Appeal(_) => RecordKind::Appeal,
         }
     }
 
@@ -217,6 +222,7 @@ impl RecordBatch {
             RecordBatch::Erasure(r) => r.len(),
             RecordBatch::Action(r) => r.len(),
             RecordBatch::ActionAck(r) => r.len(),
+            RecordBatch::Appeal(r) => r.len(),
         }
     }
 

@@ -12,6 +12,7 @@
 //! `shared/docs/api-contract.md`.
 
 pub mod alerts;
+pub mod appeal_link;
 pub mod config;
 pub mod date_time;
 pub mod envelope;

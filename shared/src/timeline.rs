@@ -78,7 +78,8 @@ pub fn events_of(stream_sequence: u64, message: &LogMessage) -> Vec<TimelineEven
         | RecordBatch::AccountLink(_)
         | RecordBatch::Note(_)
         | RecordBatch::Erasure(_)
-        | RecordBatch::ActionAck(_) => Vec::new(),
+        | RecordBatch::ActionAck(_)
+        | RecordBatch::Appeal(_) => Vec::new(),
     }
 }
 

@@ -22,7 +22,9 @@ pub fn endpoint(kind: RecordKind) -> Option<&'static str> {
         RecordKind::AccountLink => "/api/plugin/account-links",
         RecordKind::Custom => "/api/v1/plugin/events",
         RecordKind::ActionAck => "/api/plugin/actions/acks",
-        RecordKind::Note | RecordKind::Erasure | RecordKind::Action => return None,
+        RecordKind::Note | RecordKind::Erasure | RecordKind::Action | RecordKind::Appeal => {
+            return None;
+        }
     })
 }
 

@@ -38,6 +38,9 @@ pub async fn send_batch(
         RecordKind::Action | RecordKind::ActionAck => Err(SdkError::Config(
             "the simulation neither acts on the dashboard nor enforces actions".into(),
         )),
+        RecordKind::Appeal => Err(SdkError::Config(
+            "appeals come from the public appeal form, not a plugin".into(),
+        )),
     }
 }
 
@@ -88,6 +91,7 @@ mod tests {
                 RecordKind::Action | RecordKind::ActionAck => {
                     panic!("the simulation made a dashboard action")
                 }
+                RecordKind::Appeal => panic!("the simulation made an appeal"),
             };
             assert!(ids.iter().all(Option::is_some), "{kind:?} without ids");
         }

@@ -193,7 +193,8 @@ async fn evaluate(
         | RecordBatch::Note(_)
         | RecordBatch::Erasure(_)
         | RecordBatch::Action(_)
-        | RecordBatch::ActionAck(_) => Ok(Vec::new()),
+        | RecordBatch::ActionAck(_)
+        | RecordBatch::Appeal(_) => Ok(Vec::new()),
     }
 }
 

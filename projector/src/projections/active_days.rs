@@ -70,7 +70,8 @@ pub fn active_days(messages: &[&Positioned]) -> BTreeSet<(Uuid, Uuid, NaiveDate)
             | RecordBatch::Note(_)
             | RecordBatch::Erasure(_)
             | RecordBatch::Action(_)
-            | RecordBatch::ActionAck(_) => {}
+            | RecordBatch::ActionAck(_)
+            | RecordBatch::Appeal(_) => {}
         }
     }
     days

@@ -16,6 +16,7 @@
 //! - `sessions`: `ip_hash` set to NULL;
 //! - `chat_messages`: every row deleted;
 //! - `notes`: every note about the player deleted;
+//! - `appeals`: every appeal of the player deleted;
 //! - `punishments`: `reason`, `revoke_reason` of punishments of the player; `staff_name` where
 //!   the player was the staff member; `revoked_by_name` where they revoked;
 //! - `punishment_revokes`: `revoke_reason` of revokes of the player's punishments;
@@ -68,6 +69,7 @@ impl ReadModel for Erasure {
             "punishments",
             "chat",
             "notes",
+            "appeals",
         ]
     }
 
@@ -181,7 +183,7 @@ pub(crate) async fn scrub(
     });
     let staff_fields = json!({ "staff_name": null });
 
-    let statements: [(&str, Vec<Bind<'_>>); 14] = [
+    let statements: [(&str, Vec<Bind<'_>>); 15] = [
         (
             "UPDATE players SET username = NULL, names = '{}', linked_platform = NULL,
                  linked_external_id = NULL, linked_external_name = NULL
@@ -205,6 +207,10 @@ pub(crate) async fn scrub(
         ),
         (
             "DELETE FROM notes WHERE account_id = $1 AND player_uuid = $2",
+            vec![],
+        ),
+        (
+            "DELETE FROM appeals WHERE account_id = $1 AND player_uuid = $2",
             vec![],
         ),
         // Revokes first: they find the player's punishments by id or by plugin id.

@@ -78,6 +78,7 @@ macro_rules! read_model {
 pub mod action_deliveries;
 pub mod active_days;
 pub mod anticheat_flags;
+pub mod appeals;
 mod apply;
 mod bulk;
 mod bulk_state;
@@ -111,6 +112,7 @@ pub static READ_MODELS: &[&dyn ReadModel] = &[
     &chat::Chat,
     &notes::Notes,
     &action_deliveries::ActionDeliveries,
+    &appeals::Appeals,
     &active_days::ActiveDays,
     // Last: it scrubs what the models before it stored of an erased player.
     &erasure::Erasure,

@@ -8,8 +8,8 @@
 use super::FieldClass;
 use crate::envelope::{Logged, RecordBatch};
 use crate::records::{
-    AccountLink, Action, AnticheatFlag, ChatEntry, CustomEvent, Note, Punishment, RankChange,
-    Session,
+    AccountLink, Action, AnticheatFlag, Appeal, ChatEntry, CustomEvent, Note, Punishment,
+    RankChange, Session,
 };
 use serde_json::value::RawValue;
 use uuid::Uuid;
@@ -175,6 +175,17 @@ impl Personal for Action {
     }
 }
 
+impl Personal for Appeal {
+    fn personal_fields(&mut self) -> Vec<Field<'_>> {
+        let p = self.player_uuid;
+        // The member's name stays clear, as on an action.
+        vec![
+            field(p, Identity, Slot::OptionalText(&mut self.message)),
+            field(p, Identity, Slot::OptionalText(&mut self.reply)),
+        ]
+    }
+}
+
 impl RecordBatch {
     /// Every personal field of every record, in log order.
     pub fn personal_fields(&mut self) -> Vec<Field<'_>> {
@@ -199,6 +210,7 @@ impl RecordBatch {
             RecordBatch::Custom(r) => all(r),
             RecordBatch::Note(r) => all(r),
             RecordBatch::Action(r) => all(r),
+            RecordBatch::Appeal(r) => all(r),
         }
     }
 }

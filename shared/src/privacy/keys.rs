@@ -60,11 +60,26 @@ impl std::fmt::Debug for DataKey {
 }
 
 impl DataKey {
+    /// A key of fixed bytes.
+    pub(crate) fn from_bytes(bytes: [u8; 32]) -> DataKey {
+        DataKey(bytes)
+    }
+
     /// A new random key.
     pub(crate) fn random() -> DataKey {
         let mut key = [0u8; 32];
         rand::rng().fill_bytes(&mut key);
         DataKey(key)
+    }
+
+    /// HMAC-SHA256 of `parts` under this key (a signed link's tag).
+    pub(crate) fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+        for part in parts {
+            mac.update(part);
+        }
+        mac.finalize().into_bytes().into()
     }
 
     /// The key of fields of `class` received on `day`, sealed with this player key and, for

@@ -39,7 +39,7 @@ mod tests;
 pub use class::{FieldClass, RetentionKind, day_of, day_start};
 pub use config::{PrivacyBuckets, PrivacyConfig};
 pub use fields::{Field, Personal, Slot};
-pub use keyring::{DEFAULT_CACHED_PLAYERS, Keyring, KeyringError};
+pub use keyring::{DEFAULT_CACHED_PLAYERS, Keyring, KeyringError, LinkKey};
 pub use keys::{MIN_MASTER_KEY_LEN, MasterKey, MasterKeyError};
 pub use policy::{MAX_PERSONAL_PROPERTIES, MAX_RETENTION_DAYS, PrivacyPolicy, RetentionDays};
 pub use sealed::{ERASED, is_sealed};

@@ -33,6 +33,7 @@
 mod account_link;
 mod action;
 mod anticheat_flag;
+mod appeal;
 mod chat;
 mod custom_event;
 mod erasure;
@@ -51,6 +52,7 @@ pub use action::{
     DASHBOARD_SOURCE, MAX_ACK_DETAIL, MAX_ACTION_REASON, MAX_MEMBER_NAME,
 };
 pub use anticheat_flag::AnticheatFlag;
+pub use appeal::{Appeal, AppealStep, MAX_APPEAL_TEXT, MIN_APPEAL_MESSAGE};
 pub use chat::{ChatEntry, ChatEntryType};
 pub use custom_event::{CustomEvent, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, json_depth};
 pub use erasure::{ERASED_BY_ADMIN, PlayerErasure};
@@ -98,11 +100,14 @@ pub enum RecordKind {
     Action,
     /// A server's answer to a dashboard action.
     ActionAck,
+    /// A player's appeal of a punishment, or a step staff took on it (written by query-api,
+    /// never by a plugin).
+    Appeal,
 }
 
 impl RecordKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [RecordKind; 12] = [
+    pub const ALL: [RecordKind; 13] = [
         RecordKind::Heartbeat,
         RecordKind::Chat,
         RecordKind::Punishment,
@@ -115,10 +120,12 @@ impl RecordKind {
         RecordKind::Erasure,
         RecordKind::Action,
         RecordKind::ActionAck,
+        RecordKind::Appeal,
     ];
 
     /// The kinds a game-server plugin records of its server (every kind but the dashboard's
-    /// [`RecordKind::Note`], [`RecordKind::Erasure`] and [`RecordKind::Action`], and the
+    /// [`RecordKind::Note`], [`RecordKind::Erasure`], [`RecordKind::Action`] and
+    /// [`RecordKind::Appeal`], and the
     /// plugin's [`RecordKind::ActionAck`], its answer to an action), in the order of
     /// [`RecordKind::ALL`].
     pub const PLUGIN: [RecordKind; 8] = [
@@ -147,6 +154,7 @@ impl RecordKind {
             RecordKind::Erasure => "erasure",
             RecordKind::Action => "action",
             RecordKind::ActionAck => "action_ack",
+            RecordKind::Appeal => "appeal",
         }
     }
 }

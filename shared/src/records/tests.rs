@@ -84,6 +84,13 @@ fn samples() -> Vec<(RecordKind, Value, &'static [&'static str])> {
                    "detail": "the player is exempt"}),
             &["detail"],
         ),
+        (
+            RecordKind::Appeal,
+            json!({"id": PLAYER, "step": "submitted", "punishment_id": PLAYER,
+                   "player_uuid": PLAYER, "message": "I did not cheat, see my clip.",
+                   "at": "2025-01-31T12:00:00Z"}),
+            &["message"],
+        ),
     ]
 }
 
@@ -111,6 +118,11 @@ fn errors(kind: RecordKind, record: &Value, now: DateTime<Utc>) -> Vec<FieldErro
             let action: Action =
                 serde_json::from_value(record.clone()).expect("well-formed action");
             action.validate(now).err().unwrap_or_default()
+        }
+        RecordKind::Appeal => {
+            let appeal: Appeal =
+                serde_json::from_value(record.clone()).expect("well-formed appeal");
+            appeal.validate(now).err().unwrap_or_default()
         }
         // Not in the samples: an erasure has no text field a client writes.
         RecordKind::Erasure => Vec::new(),
@@ -153,8 +165,9 @@ fn hostile_but_storable_text_at_full_length_is_accepted() {
                 long[*field] = json!(format!("\u{202e}{}", "\u{10ffff}".repeat(len - 1)));
                 errors(kind, &long, now).is_empty()
             };
-            // The longest valid length, by bisection: valid at `lo`, invalid at `hi`.
-            let (mut lo, mut hi) = (1, 10_000);
+            // The longest valid length, by bisection: valid at `lo`, invalid at `hi` (every
+            // field takes 10 characters: an appeal's message needs that many).
+            let (mut lo, mut hi) = (MIN_APPEAL_MESSAGE, 10_000);
             assert!(valid_at(lo) && !valid_at(hi), "{kind:?}.{field}");
             while hi - lo > 1 {
                 let mid = (lo + hi) / 2;

@@ -146,7 +146,8 @@ pub fn sightings_of(stream_sequence: u64, message: &LogMessage) -> Vec<Sighting<
         | RecordBatch::Note(_)
         | RecordBatch::Erasure(_)
         | RecordBatch::Action(_)
-        | RecordBatch::ActionAck(_) => Vec::new(),
+        | RecordBatch::ActionAck(_)
+        | RecordBatch::Appeal(_) => Vec::new(),
     }
 }
 

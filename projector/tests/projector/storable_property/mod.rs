@@ -122,7 +122,10 @@ impl Accepted {
             },
             // The generator makes no erasures (they hold no text, only UUIDs and a time), and
             // no dashboard actions or their acknowledgements.
-            RecordKind::Erasure | RecordKind::Action | RecordKind::ActionAck => false,
+            RecordKind::Erasure
+            | RecordKind::Action
+            | RecordKind::ActionAck
+            | RecordKind::Appeal => false,
         };
         if accepted {
             self.texts.push(json.chars().take(300).collect());

@@ -74,6 +74,7 @@ pub(super) struct Cache {
     pub(super) players: Map<(Uuid, Uuid), PlayerEntry>,
     pub(super) periods: Map<(Uuid, FieldClass, u32), Option<DataKey>>,
     pub(super) policies: Map<Uuid, Arc<PrivacyPolicy>>,
+    pub(super) links: Map<Uuid, DataKey>,
 }
 
 impl Cache {

@@ -2,8 +2,9 @@
 //! cached per process, and dropped from every cache when destroyed.
 //!
 //! - players bucket: `p.<account>.<player>` -> the player's data key (wrapped);
-//! - accounts bucket: `d.<account>.<class>.<day>` -> a period key (wrapped), and
-//!   `policy.<account>` -> the account's [`PrivacyPolicy`] (JSON).
+//! - accounts bucket: `d.<account>.<class>.<day>` -> a period key (wrapped),
+//!   `policy.<account>` -> the account's [`PrivacyPolicy`] (JSON), and `links.<account>` ->
+//!   the key the account's signed links (appeal links) are signed with (wrapped).
 //!
 //! Ingest creates keys as it first needs them (`create` is atomic, so two replicas agree on one
 //! key) and waits for the bucket's ack before appending anything sealed with them. Destroying
@@ -12,8 +13,11 @@
 
 mod cache;
 mod codec;
+mod links;
 mod store;
 mod watch;
+
+pub use links::LinkKey;
 
 use super::keys::{DataKey, FieldKey, MasterKey, MasterKeyError};
 use super::{Field, FieldClass, PrivacyPolicy, Slot, day_of};

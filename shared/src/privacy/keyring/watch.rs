@@ -92,6 +92,11 @@ impl Keyring {
                     cache.policies.remove(&a);
                 }
             }
+            (Some("links"), Some(account), None, None) => {
+                if let Ok(a) = account.parse() {
+                    cache.links.remove(&a);
+                }
+            }
             _ => tracing::debug!(name, ?operation, "unknown privacy bucket entry"),
         }
     }
