@@ -10,8 +10,8 @@ use projector::rebuild::{RebuildOptions, rebuild};
 use serde_json::json;
 use shared::envelope::{LogMessage, Logged};
 use shared::records::{
-    AccountLink, ChatEntry, CustomEvent, Note, NoteAuthor, PlayerErasure, Punishment, RankChange,
-    Session,
+    AccountLink, Appeal, AppealStep, ChatEntry, CustomEvent, Note, NoteAuthor, PlayerErasure,
+    Punishment, RankChange, Session,
 };
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
@@ -22,7 +22,7 @@ const EVE: Uuid = Uuid::from_u128(0xe7e);
 const KIM: Uuid = Uuid::from_u128(0xc1);
 const HASH: &str = "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12";
 
-const EVES: [&str; 7] = [
+const EVES: [&str; 8] = [
     "EveErased",
     "eve secret words",
     "eve ban reason",
@@ -30,13 +30,15 @@ const EVES: [&str; 7] = [
     "eve@mail.test",
     "eve note text",
     "EveOldName",
+    "eve appeal words",
 ];
-const KIMS: [&str; 5] = [
+const KIMS: [&str; 6] = [
     "KimKept",
     "kim hello words",
     "kim warn reason",
     "kim@mail.test",
     "kim note text",
+    "kim appeal words",
 ];
 
 /// Every row of every read model and of the outbox, as text, for the account.
@@ -212,6 +214,25 @@ async fn an_erasure_scrubs_what_was_logged_in_clear_live_and_in_a_rebuild() -> a
         })
         .collect();
     h.publish_notes(account, at, notes).await?;
+    let appeals = [(EVE, "eve appeal words"), (KIM, "kim appeal words")]
+        .into_iter()
+        .map(|(player, message)| Logged {
+            id: Uuid::now_v7(),
+            record: Appeal {
+                id: Uuid::now_v7(),
+                step: AppealStep::Submitted,
+                punishment_id: Uuid::now_v7(),
+                player_uuid: player,
+                message: Some(message.into()),
+                reply: None,
+                by: None,
+                revoke_action: None,
+                at,
+            },
+        })
+        .collect();
+    h.publish_dashboard(account, at, Appeal::into_batch(appeals))
+        .await?;
     h.caught_up().await?;
     let before = all_rows(h.pool(), account).await?;
     for value in EVES.iter().chain(KIMS.iter()) {

@@ -137,16 +137,25 @@ impl Harness {
         received_at: DateTime<Utc>,
         notes: Vec<Logged<shared::records::Note>>,
     ) -> anyhow::Result<u64> {
-        let subject = self.config.common.event_log.subjects().for_records(
-            account,
-            shared::records::RecordKind::Note,
-            None,
-        );
-        let message = LogMessage::new(
-            account,
-            received_at,
-            shared::records::Note::into_batch(notes),
-        );
+        let batch = shared::records::Note::into_batch(notes);
+        self.publish_dashboard(account, received_at, batch).await
+    }
+
+    /// Publishes one log message of records query-api writes (notes, actions, appeals) for
+    /// `account`; returns the stream sequence.
+    pub(crate) async fn publish_dashboard(
+        &self,
+        account: Uuid,
+        received_at: DateTime<Utc>,
+        batch: shared::envelope::RecordBatch,
+    ) -> anyhow::Result<u64> {
+        let subject =
+            self.config
+                .common
+                .event_log
+                .subjects()
+                .for_records(account, batch.kind(), None);
+        let message = LogMessage::new(account, received_at, batch);
         self.publish_raw(subject, message.encode()).await
     }
 

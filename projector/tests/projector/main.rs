@@ -3,6 +3,7 @@
 mod active_days;
 mod alerts_delivery;
 mod anticheat_flags;
+mod appeals;
 mod chat;
 mod crash_safety;
 mod erasure;
