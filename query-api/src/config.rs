@@ -29,6 +29,9 @@ pub struct Config {
     /// `MAX_STREAMS_PER_KEY` (default 20, 1..=10000): how many live event streams one key may
     /// hold open at once in this process.
     pub max_streams_per_key: usize,
+    /// `SLOW_QUERY_MS` (default 200; 0: never): a SQL statement that takes at least this long
+    /// is logged at `warn` with its text, inside the `request` span that names the route.
+    pub slow_query: std::time::Duration,
     /// The staff dashboard's sessions and audit log (`SESSION_*`, `COOKIE_SECURE`,
     /// `IP_HASH_KEY`).
     pub dashboard: DashboardConfig,
@@ -155,6 +158,7 @@ impl Config {
             trusted_proxies: trusted_proxies(vars)?,
             funnel_parallelism: funnel_parallelism(vars)?,
             max_streams_per_key: max_streams_per_key(vars)?,
+            slow_query: std::time::Duration::from_millis(vars.or_default("SLOW_QUERY_MS", 200)?),
             dashboard: DashboardConfig::from_vars(vars)?,
             alerts: shared::alerts::AlertsConfig::from_vars(vars)?,
             privacy: shared::privacy::PrivacyConfig::from_vars(vars)?,

@@ -15,9 +15,11 @@ use shared::key_directory::{DirectorySync, KeyDirectory};
 use shared::key_usage::{KeyUsage, report_key_usage};
 use shared::rate_limit::Limiter;
 use shared::serve::{BoundRouter, ServeLimits};
+use sqlx::ConnectOptions;
 use sqlx::PgPool;
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use std::net::SocketAddr;
+use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -45,9 +47,9 @@ impl QueryApi {
     /// Connects PostgreSQL and NATS, checks the event stream, reconciles the key bucket with
     /// PostgreSQL and starts filling the key directory (until `shutdown`). Runs no migrations.
     pub async fn build(config: &Config, shutdown: CancellationToken) -> anyhow::Result<QueryApi> {
-        let pool = connect_postgres(&config.database_url).await?;
+        let pool = connect_postgres_logging(&config.database_url, config.slow_query).await?;
         let reads = match &config.read_database_url {
-            Some(url) => connect_postgres(url)
+            Some(url) => connect_postgres_logging(url, config.slow_query)
                 .await
                 .context("connecting READ_DATABASE_URL")?,
             None => pool.clone(),
@@ -160,10 +162,22 @@ fn audit_ip_hasher(config: &Config) -> shared::records::IpHasher {
 
 /// A small pool that fails fast when PostgreSQL is unreachable.
 pub async fn connect_postgres(url: &str) -> anyhow::Result<PgPool> {
+    connect_postgres_logging(url, Duration::from_secs(1)).await
+}
+
+/// [`connect_postgres`], logging each statement that takes at least `slow` (zero: none) at
+/// `warn`, in the span of the request that ran it.
+pub async fn connect_postgres_logging(url: &str, slow: Duration) -> anyhow::Result<PgPool> {
+    let mut options = PgConnectOptions::from_str(url).context("reading DATABASE_URL")?;
+    options = if slow.is_zero() {
+        options.log_slow_statements(log::LevelFilter::Off, Duration::MAX)
+    } else {
+        options.log_slow_statements(log::LevelFilter::Warn, slow)
+    };
     PgPoolOptions::new()
         .max_connections(10)
         .acquire_timeout(Duration::from_secs(5))
-        .connect(url)
+        .connect_with(options)
         .await
         .context("connecting to PostgreSQL (DATABASE_URL)")
 }

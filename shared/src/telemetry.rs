@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
 use std::time::Instant;
+use tracing::Instrument;
 use tracing_subscriber::EnvFilter;
 
 /// How logs are written.
@@ -77,8 +78,14 @@ pub async fn metrics_endpoint() -> impl IntoResponse {
     )
 }
 
+/// The route that answered a request (its pattern, e.g. `/api/v1/players/{uuid}`), put in
+/// the response's extensions by [`record_http_metrics`] for the layers outside the router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteName(pub String);
+
 /// Middleware recording `http_requests_total` and `http_request_duration_seconds` by route,
-/// method and status.
+/// method and status. The handler runs in a `request` span naming the route and method, so
+/// whatever it logs (a slow SQL statement included) says which route it served.
 pub async fn record_http_metrics(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = request
@@ -87,8 +94,10 @@ pub async fn record_http_metrics(request: Request, next: Next) -> Response {
         .map(|p| p.as_str().to_owned())
         .unwrap_or_else(|| "unmatched".to_owned());
     let method = request.method().as_str().to_owned();
-    let response = next.run(request).await;
+    let span = tracing::info_span!("request", route = %route, method = %method);
+    let mut response = next.run(request).instrument(span).await;
     let status = response.status().as_u16().to_string();
+    response.extensions_mut().insert(RouteName(route.clone()));
     let labels = [("route", route), ("method", method), ("status", status)];
     metrics::counter!("http_requests_total", &labels).increment(1);
     metrics::histogram!("http_request_duration_seconds", &labels)

@@ -66,7 +66,7 @@ pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The serving limits, from `MAX_CONNECTIONS`, `HEADER_READ_TIMEOUT_SECS`,
-/// `BODY_READ_TIMEOUT_SECS` and `REQUEST_TIMEOUT_SECS`.
+/// `BODY_READ_TIMEOUT_SECS`, `REQUEST_TIMEOUT_SECS` and `SLOW_REQUEST_MS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServeLimits {
     /// Connections served at once; more wait in the kernel backlog (default 10,000).
@@ -81,6 +81,10 @@ pub struct ServeLimits {
     /// Paths whose responses are long-lived streams, exempt from `request_timeout`. The service
     /// that routes them names them (none by default; not read from the environment).
     pub long_lived_paths: &'static [&'static str],
+    /// A response that takes at least this long to start is logged as a slow request, with its
+    /// route, and counted in `http_slow_requests_total` (default 500 ms; zero: never). The
+    /// long-lived paths are never slow.
+    pub slow_request: Duration,
 }
 
 impl Default for ServeLimits {
@@ -91,6 +95,7 @@ impl Default for ServeLimits {
             body_read_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(30),
             long_lived_paths: &[],
+            slow_request: Duration::from_millis(500),
         }
     }
 }
@@ -112,6 +117,9 @@ impl ServeLimits {
             body_read_timeout: secs("BODY_READ_TIMEOUT_SECS", d.body_read_timeout)?,
             request_timeout: secs("REQUEST_TIMEOUT_SECS", d.request_timeout)?,
             long_lived_paths: d.long_lived_paths,
+            slow_request: Duration::from_millis(
+                vars.or_default("SLOW_REQUEST_MS", d.slow_request.as_millis() as u64)?,
+            ),
         })
     }
 }
@@ -298,6 +306,23 @@ async fn accept_failed(error: &std::io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
+/// Logs and counts a response that took `took` to start, by the route that answered it
+/// ([`crate::telemetry::RouteName`]; `unmatched` for a fallback).
+fn slow_request(response: &Response, method: &axum::http::Method, took: Duration) {
+    let route = response
+        .extensions()
+        .get::<crate::telemetry::RouteName>()
+        .map_or("unmatched", |r| r.0.as_str());
+    metrics::counter!("http_slow_requests_total", "route" => route.to_owned()).increment(1);
+    tracing::warn!(
+        route,
+        method = %method,
+        status = response.status().as_u16(),
+        took_ms = took.as_millis() as u64,
+        "slow request"
+    );
+}
+
 /// Adds `X-Content-Type-Options: nosniff` to every response that lacks it.
 async fn nosniff(mut response: Response) -> Response {
     response
@@ -308,7 +333,7 @@ async fn nosniff(mut response: Response) -> Response {
 }
 
 /// The whole-request deadline: a response must start within the limit. Also hands the body
-/// read timeout to the extractors.
+/// read timeout to the extractors, and logs a response that was slow to start.
 async fn request_deadline(
     State(limits): State<ServeLimits>,
     mut request: Request,
@@ -321,8 +346,16 @@ async fn request_deadline(
     if limits.long_lived_paths.contains(&request.uri().path()) {
         return next.run(request).await;
     }
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
     match tokio::time::timeout(limit, next.run(request)).await {
-        Ok(response) => response,
+        Ok(response) => {
+            let took = started.elapsed();
+            if !limits.slow_request.is_zero() && took >= limits.slow_request {
+                slow_request(&response, &method, took);
+            }
+            response
+        }
         Err(_) => {
             metrics::counter!("http_request_timeouts_total").increment(1);
             Problem::new(

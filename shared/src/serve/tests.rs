@@ -52,3 +52,79 @@ async fn only_the_named_long_lived_paths_escape_the_request_deadline() -> std::i
     server.await.map_err(std::io::Error::other)??;
     Ok(())
 }
+
+/// A `Write` into a shared buffer, for a subscriber whose output the test reads.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+async fn slow_and_logging() -> &'static str {
+    tracing::warn!("inside the handler");
+    tokio::time::sleep(HANDLER_DELAY).await;
+    "done"
+}
+
+/// A response slow to start is logged with the route that answered it; whatever the handler
+/// logs (a slow SQL statement, say) carries the route too; a long-lived path is never slow.
+#[tokio::test(flavor = "current_thread")]
+async fn a_slow_request_is_logged_with_its_route() -> std::io::Result<()> {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let router = crate::health::finish_router(
+        Router::new()
+            .route("/reports/{id}", get(slow_and_logging))
+            .route("/stream", get(slow)),
+    );
+    let limits = ServeLimits {
+        slow_request: HANDLER_DELAY / 2,
+        long_lived_paths: &["/stream"],
+        ..ServeLimits::default()
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+    let server = tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move { serve(listener, router, &limits, shutdown).await }
+    });
+    assert_eq!(status_of(addr, "/reports/7").await?, "HTTP/1.1 200 OK");
+    assert_eq!(status_of(addr, "/stream").await?, "HTTP/1.1 200 OK");
+    shutdown.cancel();
+    server.await.map_err(std::io::Error::other)??;
+
+    let text =
+        String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let handler = lines.iter().find(|l| l.contains("inside the handler"));
+    assert!(
+        handler.is_some_and(|l| l.contains("route=/reports/{id}")),
+        "{text}"
+    );
+    let slow: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("slow request"))
+        .collect();
+    assert_eq!(slow.len(), 1, "{text}");
+    assert!(slow[0].contains("route=\"/reports/{id}\""), "{text}");
+    assert!(slow[0].contains("status=200"), "{text}");
+    Ok(())
+}
