@@ -30,7 +30,7 @@ pub(crate) async fn start(name: &str) -> Network {
 }
 
 /// Issues punishments of [`PLAYER`] for `account` through the plugin API (kind, external id,
-/// expiry in seconds from now) and returns their ids by external id, once projected.
+/// expiry in seconds from now; one of each kind) and returns their ids, once projected.
 pub(crate) async fn punish(
     stack: &TestStack,
     account: &TestAccount,
@@ -59,10 +59,10 @@ pub(crate) async fn punish(
     let listed = items(&page);
     issued
         .iter()
-        .map(|(_, external, _)| {
+        .map(|(kind, _, _)| {
             let item = listed
                 .iter()
-                .find(|p| p["external_id"] == *external)
+                .find(|p| p["type"] == *kind)
                 .expect("the punishment is listed");
             item["id"].as_str().expect("an id").to_owned()
         })
