@@ -6,6 +6,8 @@ mod alerts_page;
 mod alts;
 mod analytics_start;
 mod anticheat_page;
+mod appeals_browser;
+mod appeals_inbox;
 mod browser;
 mod chat;
 mod chat_export;
