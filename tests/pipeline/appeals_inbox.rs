@@ -431,3 +431,119 @@ async fn moderators_decide_appeals_and_an_accepted_one_lifts_the_ban() {
         "the audit page lists decisions"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acceptance_the_log_did_not_confirm_is_one_revoke_and_one_step_when_sent_again() {
+    let net = Network::start("Appeals Frozen Log").await;
+    let now = now();
+    net.post(
+        "/api/plugin/sessions",
+        json!({"server_id": SERVER, "player_uuid": PLAYER, "player_name": "Appealer",
+               "event": "join", "at": ago(now, 600)}),
+    )
+    .await;
+    let ban = |reason: &str, external: &str| {
+        json!({"server_id": SERVER, "player_uuid": PLAYER, "player_name": "Appealer",
+               "type": "ban", "reason": reason, "staff_name": "ModMike",
+               "issued_at": ago(now, 500), "expires_at": ago(now, -86_400),
+               "scope": "global", "source_plugin": "litebans", "external_id": external})
+    };
+    net.post(
+        "/api/plugin/punishments",
+        json!([ban("first", "1"), ban("second", "2")]),
+    )
+    .await;
+    net.stack.projected().await.expect("projected");
+    let player: Uuid = PLAYER.parse().expect("uuid");
+    let account = net.account.id.clone();
+    let first = punishment_id(&net, "first").await;
+    let second = punishment_id(&net, "second").await;
+    let appeal = submit(
+        &net.stack,
+        &account,
+        first,
+        player,
+        "Please lift the first ban.",
+    )
+    .await;
+    let other = submit(
+        &net.stack,
+        &account,
+        second,
+        player,
+        "Please lift the second ban.",
+    )
+    .await;
+    net.stack.projected().await.expect("projected");
+    net.stack
+        .create_member(
+            &net.account.id,
+            "mod@frozen-appeals.test",
+            "Mia Moderator",
+            "moderator",
+        )
+        .await
+        .expect("a member");
+    let moderator = Member::sign_in(&net.stack.base, "mod@frozen-appeals.test").await;
+    // A first step, so query-api holds the player's key (sealing needs no NATS below).
+    let path = format!("/appeals/{other}/decision");
+    let (status, _, body) = moderator
+        .post_form(&path, &decision("under_review", ""), None)
+        .await;
+    assert_eq!(status, 303, "{body}");
+
+    // NATS hangs: the revoke is sent and no ack comes in time.
+    net.stack.nats.pause().expect("NATS pauses");
+    let action_id = Uuid::now_v7().to_string();
+    let form = [
+        ("step", "accepted"),
+        ("reply", "Welcome back."),
+        ("action_id", action_id.as_str()),
+    ];
+    let path = format!("/appeals/{appeal}/decision");
+    let (status, _, page) = moderator.post_form(&path, &form, None).await;
+    net.stack.nats.resume().expect("NATS resumes");
+    assert_eq!(status, 503, "{page}");
+    assert!(page.contains("may or may not have been done"), "{page}");
+
+    // The same form sent again: one revoke, and the step names it.
+    let resent = pipeline_tests::eventually(Duration::from_secs(20), || async {
+        let (status, _, _) = moderator.post_form(&path, &form, None).await;
+        (status == 303).then_some(())
+    })
+    .await;
+    assert!(
+        resent.is_some(),
+        "the form sent again is taken once NATS is back"
+    );
+    net.stack.projected().await.expect("projected");
+    let action: Uuid = action_id.parse().expect("uuid");
+    assert_eq!(
+        stored(&net, appeal).await,
+        ("accepted".into(), Some(action))
+    );
+    let (status, feed) = net
+        .stack
+        .call(
+            Method::GET,
+            "/api/plugin/actions?after=0&wait=0",
+            &net.account.plugin_key,
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{feed}");
+    let revokes: Vec<&Value> = feed["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter(|a| a["type"] == "revoke")
+        .collect();
+    assert_eq!(revokes.len(), 1, "one revoke: {feed}");
+    assert_eq!(revokes[0]["id"], action_id);
+    let lifted = punishments(&net)
+        .await
+        .into_iter()
+        .find(|p| p["reason"] == "first")
+        .expect("the ban");
+    assert_eq!(lifted["is_active"], false);
+}

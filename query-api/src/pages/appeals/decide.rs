@@ -4,7 +4,8 @@
 //! not decided again (409). Accepting an appeal of a punishment still in force first writes
 //! the `revoke` action exactly as the Punishments page's revoke does (the same checks, the
 //! role's limits among them: a member who may not revoke it gets 403 with the limit in words),
-//! then the `appeal` step naming it; a punishment already ended gets the step only.
+//! then the `appeal` step naming it; a punishment already ended gets the step only (naming the
+//! revoke when it is this form's own, sent before without its step being confirmed).
 //!
 //! Each record is appended under a log message id built from the appeal's id and the step, so
 //! a form sent twice is one step (and one revoke); the page answers 303 only after the stream's
@@ -18,7 +19,7 @@ use crate::pages::form::Form;
 use crate::pages::gate::SignedIn;
 use crate::pages::punish::{self, LogId};
 use crate::queries::appeals;
-use crate::queries::dashboard_actions::revoke_target;
+use crate::queries::dashboard_actions::{revoke_stored, revoke_target};
 use crate::state::AppState;
 use crate::team::audit::{self, AuditEntry};
 use axum::extract::{Path, State};
@@ -139,24 +140,34 @@ pub(super) async fn decide(
     record.validate(now).map_err(ApiError::invalid)?;
     let action_id = punish::action_id(&form.action_id)?;
 
-    if step == AppealStep::Accepted
-        && let Some(target) = revoke_target(&state.pool, account_id, appeal.punishment_id).await?
-        && target.is_active
-    {
-        let action = punish::revoke_of(member, by, &target, &revoke_reason(reply), action_id, now)?;
-        let detail = json!({"action_id": action.id, "punishment_id": target.id, "appeal_id": id});
-        let logged = LogId {
-            tag: "appeal_revoke",
-            id,
-        };
-        let player = target.player_uuid;
-        let audited = "punishment_revoked";
-        if let Some(page) =
-            punish::commit(&state, &caller, &action, audited, player, detail, logged).await?
-        {
-            return Ok(page);
+    let target = match step {
+        AppealStep::Accepted => {
+            revoke_target(&state.pool, account_id, appeal.punishment_id).await?
         }
-        record.revoke_action = Some(action.id);
+        _ => None,
+    };
+    if let Some(target) = target {
+        if target.is_active {
+            let reason = revoke_reason(reply);
+            let action = punish::revoke_of(member, by, &target, &reason, action_id, now)?;
+            let detail =
+                json!({"action_id": action.id, "punishment_id": target.id, "appeal_id": id});
+            let logged = LogId {
+                tag: "appeal_revoke",
+                id,
+            };
+            let player = target.player_uuid;
+            let audited = "punishment_revoked";
+            if let Some(page) =
+                punish::commit(&state, &caller, &action, audited, player, detail, logged).await?
+            {
+                return Ok(page);
+            }
+            record.revoke_action = Some(action.id);
+        } else if revoke_stored(&state.pool, account_id, target.id, action_id).await? {
+            // This form's revoke landed before and its step did not: the step names it now.
+            record.revoke_action = Some(action_id);
+        }
     }
 
     let batch = Appeal::into_batch(vec![Logged {
