@@ -8,6 +8,7 @@ mod analytics_start;
 mod anticheat_page;
 mod appeal_browser;
 mod appeal_form;
+mod appeals;
 mod browser;
 mod chat;
 mod chat_export;

@@ -49,7 +49,7 @@ async fn noindex(mut response: Response) -> Response {
 
 /// The appeal page: the punishment, then the form or the appeal's status.
 #[derive(Template)]
-#[template(path = "appeal.html")]
+#[template(path = "appeal_form.html")]
 struct AppealPage<'a> {
     punishment: &'a AppealedPunishment,
     appeal: Option<&'a SentAppeal>,
@@ -114,7 +114,7 @@ fn page(
 
 /// A page that only says why nothing more can be shown.
 #[derive(Template)]
-#[template(path = "appeal_refused.html")]
+#[template(path = "appeal_form_refused.html")]
 struct RefusedPage<'a> {
     title: &'a str,
     message: &'a str,
