@@ -50,7 +50,7 @@ impl Config {
             publish_timeout: Duration::from_millis(vars.or_default("PUBLISH_TIMEOUT_MS", 5000)?),
             max_writes_in_flight: vars.or_default("MAX_WRITES_IN_FLIGHT", 256usize)?.max(1),
             coalesce: coalesce_config(vars)?,
-            dashboard_url: shared::base_url::optional_base_url(vars, "DASHBOARD_URL")?,
+            dashboard_url: vars.optional_base_url("DASHBOARD_URL")?,
         })
     }
 }

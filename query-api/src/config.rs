@@ -69,7 +69,7 @@ impl PluginSetup {
     /// Reads `PLUGIN_BASE_URL` (an http or https URL, kept without a trailing `/`) and
     /// `PLUGIN_JAR`.
     pub fn from_vars(vars: &Vars) -> Result<PluginSetup, ConfigError> {
-        let base_url = shared::base_url::optional_base_url(vars, "PLUGIN_BASE_URL")?;
+        let base_url = vars.optional_base_url("PLUGIN_BASE_URL")?;
         let jar = vars
             .get("PLUGIN_JAR")
             .filter(|v| !v.trim().is_empty())

@@ -1,29 +1,10 @@
 //! The address a service tells others to reach it at: an operator's setting (`PLUGIN_BASE_URL`
-//! on query-api, `DASHBOARD_URL` on ingest), or else the address the request came to. Both
-//! services build such links, so the rules live here once.
+//! on query-api, `DASHBOARD_URL` on ingest, read with
+//! [`Vars::optional_base_url`](crate::config::Vars::optional_base_url)), or else the address the
+//! request came to. Both services build such links, so the rules live here once.
 
-use crate::config::{ConfigError, Vars};
 use axum::http::HeaderMap;
 use axum::http::header::HOST;
-
-/// Reads the optional setting `name`: an http or https URL with a host, kept without a trailing
-/// `/`. Unset or blank: `None`.
-pub fn optional_base_url(vars: &Vars, name: &'static str) -> Result<Option<String>, ConfigError> {
-    let Some(text) = vars.get(name).filter(|v| !v.trim().is_empty()) else {
-        return Ok(None);
-    };
-    let url = url::Url::parse(text.trim()).map_err(|error| ConfigError::Invalid {
-        name,
-        reason: format!("not a URL: {error}"),
-    })?;
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err(ConfigError::Invalid {
-            name,
-            reason: "must be an http:// or https:// URL with a host".to_owned(),
-        });
-    }
-    Ok(Some(url.as_str().trim_end_matches('/').to_owned()))
-}
 
 /// The scheme and host the request came to: `http://` for a loopback host (a local stack),
 /// `https://` otherwise. `None` when the `Host` header is missing or is not a plain host and
@@ -65,6 +46,7 @@ pub fn loopback(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Vars;
     use axum::http::HeaderValue;
 
     #[test]
@@ -98,7 +80,7 @@ mod tests {
 
     #[test]
     fn a_base_url_is_an_http_url_with_a_host_without_its_trailing_slash() {
-        let read = |value: &str| optional_base_url(&Vars::empty().set("X_URL", value), "X_URL");
+        let read = |value: &str| Vars::empty().set("X_URL", value).optional_base_url("X_URL");
         assert_eq!(read("").ok(), Some(None));
         assert_eq!(
             read(" https://warden.example.net/ ").ok(),
