@@ -64,12 +64,12 @@ async fn each_ban_on_the_feed_carries_a_signed_link_to_the_request_host() {
     let appeal = &actions[0]["appeal"];
     let url = appeal["url"].as_str().expect("a url");
     // The test reaches ingest on 127.0.0.1: a loopback host is plain http.
-    let claims = claims(&ingest, url, &ingest.base).await;
+    let signed = claims(&ingest, url, &ingest.base).await;
     assert_eq!(
-        (claims.account_id, claims.punishment_id),
+        (signed.account_id, signed.punishment_id),
         (ingest.account_id, ban)
     );
-    assert_eq!(thirty_days_off(&appeal["expires_at"]), claims.expires_at);
+    assert_eq!(thirty_days_off(&appeal["expires_at"]), signed.expires_at);
 
     // A public host gets https; a Host that is not a plain host gets no link at all.
     let actions = feed(&ingest, Some("warden.example.net")).await;
@@ -88,8 +88,8 @@ async fn dashboard_url_is_the_links_base_whatever_the_host() {
     let ban = write_issue(&ingest, ingest.account_id, "ban", "x").await;
     let actions = feed(&ingest, Some("evil\"host")).await;
     let url = actions[0]["appeal"]["url"].as_str().expect("a url");
-    let claims = claims(&ingest, url, "https://dash.example.org/warden").await;
-    assert_eq!(claims.punishment_id, ban);
+    let signed = claims(&ingest, url, "https://dash.example.org/warden").await;
+    assert_eq!(signed.punishment_id, ban);
 
     let (status, answer) = ingest.post(PATH, json!({"punishment_ids": [ban]})).await;
     assert_eq!(status, 200, "{answer}");
@@ -110,12 +110,12 @@ async fn fresh_links_are_signed_for_each_punishment_asked_about_once() {
     for (link, id) in links.iter().zip([first, second]) {
         assert_eq!(link["punishment_id"], json!(id));
         let url = link["url"].as_str().expect("a url");
-        let claims = claims(&ingest, url, &ingest.base).await;
+        let signed = claims(&ingest, url, &ingest.base).await;
         assert_eq!(
-            (claims.account_id, claims.punishment_id),
+            (signed.account_id, signed.punishment_id),
             (ingest.account_id, id)
         );
-        assert_eq!(thirty_days_off(&link["expires_at"]), claims.expires_at);
+        assert_eq!(thirty_days_off(&link["expires_at"]), signed.expires_at);
     }
 
     // Another account's key signs with that account's key: its links name it.
