@@ -6,6 +6,8 @@ mod alerts_page;
 mod alts;
 mod analytics_start;
 mod anticheat_page;
+mod appeal_browser;
+mod appeal_form;
 mod browser;
 mod chat;
 mod chat_export;

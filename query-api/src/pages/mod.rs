@@ -19,6 +19,7 @@ pub mod alert_rule;
 pub mod alerts;
 pub mod analytics;
 pub mod anticheat;
+pub mod appeal;
 pub mod assets;
 pub mod audit;
 pub mod charts;
@@ -190,7 +191,10 @@ fn signed_in() -> PageRoutes {
 
 /// The pages anyone may open.
 fn visitor() -> VisitorRoutes {
-    Router::new().merge(login::router()).merge(invite::router())
+    Router::new()
+        .merge(login::router())
+        .merge(invite::router())
+        .merge(appeal::router())
 }
 
 /// Only our own origin may provide scripts, styles, images and answers; forms post only here;

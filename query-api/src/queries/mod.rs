@@ -11,6 +11,7 @@ pub mod notes;
 pub mod overview;
 pub mod player_search;
 pub mod players_online;
+pub mod public_appeal;
 pub mod retention;
 pub mod server_history;
 pub mod spells;

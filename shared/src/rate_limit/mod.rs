@@ -32,6 +32,8 @@ pub enum Quota {
     SignInLogin,
     /// Dashboard sign-in attempts: 30 / minute per client IP.
     SignInIp,
+    /// Appeals sent from the public appeal form: 5 / minute per client IP.
+    Appeal,
 }
 
 impl Quota {
@@ -43,6 +45,7 @@ impl Quota {
             Quota::Public => 30,
             Quota::SignInLogin => 10,
             Quota::SignInIp => 30,
+            Quota::Appeal => 5,
         }
     }
 
@@ -54,6 +57,7 @@ impl Quota {
             Quota::Public => "public",
             Quota::SignInLogin => "signin-login",
             Quota::SignInIp => "signin-ip",
+            Quota::Appeal => "appeal-ip",
         };
         let client: String = client
             .chars()

@@ -64,8 +64,14 @@ pub(super) fn page_routes() -> anyhow::Result<BTreeSet<String>> {
     Ok(routes)
 }
 
-/// Routes that show no records of the account: the sign-in and invite pages, the assets.
-pub(super) const NOT_RECORDS: [&str; 3] = ["/login", "/invite/{token}", "/assets/{file}"];
+/// Routes no role reads records through: the sign-in and invite pages, the assets, and the
+/// public appeal page (a signed link, not a role, opens the one punishment it names).
+pub(super) const NOT_RECORDS: [&str; 4] = [
+    "/login",
+    "/invite/{token}",
+    "/appeal/{token}",
+    "/assets/{file}",
+];
 
 /// The Server-Sent Events routes (walked by [`live`], not by a plain GET).
 pub(super) const STREAMS: [&str; 3] = ["/events/stream", "/overview/activity", "/anticheat/stream"];
