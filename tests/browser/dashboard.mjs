@@ -31,7 +31,7 @@ const SESSION_COOKIE = '__Host-warden_session';
 
 /** Every page of the navigation bar (query-api/src/pages/mod.rs, PAGES), in order. */
 // In the bar's order: Overview, Servers, then the groups Moderation, Analytics, Administration.
-const NAV = ['/', '/servers', '/players', '/punishments', '/anticheat', '/chat', '/staff', '/events', '/analytics/trends', '/funnels', '/analytics/retention', '/team', '/alerts', '/settings', '/connect', '/audit'];
+const NAV = ['/', '/servers', '/players', '/punishments', '/appeals', '/anticheat', '/chat', '/staff', '/events', '/analytics/trends', '/funnels', '/analytics/retention', '/team', '/alerts', '/settings', '/connect', '/audit'];
 /** Pages only admins and owners may open. */
 const ADMIN_ONLY = ['/team', '/settings', '/connect', '/alerts', '/audit'];
 /** What each page must show of the seeded network: text that only real data puts there. */
@@ -41,6 +41,7 @@ const EXPECTED = {
   [`/servers/${SERVER_ID}`]: ['Lobby'],
   '/players': ['Mia', 'Griefer'],
   '/punishments': ['Griefer', 'spam'],
+  '/appeals': [],
   '/anticheat': [],
   '/chat': [],
   '/staff': ['Mia', 'Moderator'],

@@ -8,6 +8,8 @@ mod analytics_start;
 mod anticheat_page;
 mod appeal_browser;
 mod appeal_form;
+mod appeals_browser;
+mod appeals_inbox;
 mod browser;
 mod chat;
 mod chat_export;

@@ -64,7 +64,7 @@ const VIEWER_LINKS: [&str; 7] = [
     "/funnels",
     "/analytics/retention",
 ];
-const MODERATOR_LINKS: [&str; 3] = ["/players", "/punishments", "/anticheat"];
+const MODERATOR_LINKS: [&str; 4] = ["/players", "/punishments", "/appeals", "/anticheat"];
 const ADMIN_LINKS: [&str; 6] = [
     "/chat",
     "/team",

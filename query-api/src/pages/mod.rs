@@ -20,6 +20,7 @@ pub mod alerts;
 pub mod analytics;
 pub mod anticheat;
 pub mod appeal;
+pub mod appeals;
 pub mod assets;
 pub mod audit;
 pub mod charts;
@@ -88,6 +89,7 @@ pub const PAGES: &[Page] = &[
     Page { path: "/servers", title: "Servers", area: Area::Servers, group: None },
     Page { path: "/players", title: "Players", area: Area::Players, group: Some(NavGroup::Moderation) },
     Page { path: "/punishments", title: "Punishments", area: Area::Punishments, group: Some(NavGroup::Moderation) },
+    Page { path: "/appeals", title: "Appeals", area: Area::Punish, group: Some(NavGroup::Moderation) },
     Page { path: "/anticheat", title: "Anti-cheat", area: Area::Flags, group: Some(NavGroup::Moderation) },
     Page { path: "/chat", title: "Chat logs", area: Area::ChatLogs, group: Some(NavGroup::Moderation) },
     Page { path: "/staff", title: "Staff", area: Area::Staff, group: Some(NavGroup::Moderation) },
@@ -173,6 +175,7 @@ fn signed_in() -> PageRoutes {
         .merge(chat::router())
         .merge(notes::router())
         .merge(punish::router())
+        .merge(appeals::router())
         .merge(staff::router())
         .merge(events::router())
         .merge(funnels::router())

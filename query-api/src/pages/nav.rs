@@ -1,7 +1,8 @@
 //! The navigation bar by task: Overview and Servers on their own, then the groups
 //! (Moderation, Analytics, Administration), each holding the pages of [`super::PAGES`] that
 //! name it. A member sees only the links their role allows; a group with none disappears. The
-//! bar is built from the role alone: no query.
+//! bar is built from the role alone: no query. A link with a count (the new appeals) loads it
+//! from its badge's address once the page is shown ([`BADGES`]).
 
 use super::PAGES;
 use crate::team::Role;
@@ -28,6 +29,11 @@ impl NavGroup {
     }
 }
 
+/// The links that carry a count, and the address of the badge that shows it (loaded by htmx
+/// after the page, so building the bar stays free of queries; without JavaScript the link shows
+/// no count).
+pub const BADGES: [(&str, &str); 1] = [("/appeals", "/appeals/badge")];
+
 /// One link of the navigation bar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NavItem {
@@ -37,6 +43,8 @@ pub struct NavItem {
     pub title: &'static str,
     /// Whether it is the page being shown (`aria-current="page"`).
     pub current: bool,
+    /// Where its count's badge loads from, if it has one ([`BADGES`]).
+    pub badge: Option<&'static str>,
 }
 
 /// One entry of the bar: a link of its own, or a group of links.
@@ -58,6 +66,10 @@ pub fn entries(role: Role, current: &str) -> Vec<NavEntry> {
             path: page.path,
             title: page.title,
             current: page.path == current,
+            badge: BADGES
+                .iter()
+                .find(|(path, _)| *path == page.path)
+                .map(|(_, badge)| *badge),
         };
         let existing = page.group.and_then(|group| {
             entries
@@ -146,7 +158,7 @@ mod tests {
             bar[2],
             (
                 Some("Moderation"),
-                vec!["Players", "Punishments", "Anti-cheat", "Staff"],
+                vec!["Players", "Punishments", "Appeals", "Anti-cheat", "Staff"],
                 true
             )
         );

@@ -81,3 +81,22 @@ pub async fn applied(
     .fetch_one(pool)
     .await
 }
+
+/// Whether the revoke action `action_id` of punishment `punishment_id` is stored (a form sent
+/// again after its revoke landed and the rest did not).
+pub async fn revoke_stored(
+    pool: &PgPool,
+    account_id: Uuid,
+    punishment_id: Uuid,
+    action_id: Uuid,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar::<_, bool>(
+        "SELECT EXISTS (SELECT 1 FROM punishment_revokes
+                        WHERE account_id = $1 AND id = $2 AND punishment_id = $3)",
+    )
+    .bind(account_id)
+    .bind(action_id)
+    .bind(punishment_id)
+    .fetch_one(pool)
+    .await
+}

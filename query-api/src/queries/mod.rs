@@ -3,6 +3,7 @@
 //! handler gather the same data with the same SQL.
 
 pub mod anticheat;
+pub mod appeals;
 pub mod dashboard_actions;
 pub mod erasure;
 pub mod event_names;

@@ -21,6 +21,7 @@ use axum::routing::post;
 use uuid::Uuid;
 
 pub use rules::MODERATOR_BAN_DAYS;
+pub(crate) use write::{LogId, action_id, commit, log, refused, revoke_of, see_other, shown};
 
 /// Punishments in force offered for revoking on the Investigate page (the newest).
 const REVOCABLE_SHOWN: i64 = 100;

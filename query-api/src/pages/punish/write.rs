@@ -6,6 +6,9 @@
 //! (and the servers will enforce it). Without an ack it answers 503 with `Retry-After`, saying
 //! whether nothing was sent or the action may still be stored. The issue form carries its
 //! action id, and the log message's id is built from it, so a form sent twice is one action.
+//!
+//! The appeals inbox accepts an appeal with the same revoke: [`revoke_of`], [`commit`], [`log`]
+//! and [`shown`] serve both.
 
 use super::rules;
 use crate::error::ApiError;
@@ -13,22 +16,22 @@ use crate::pages::error::PageError;
 use crate::pages::form::Form;
 use crate::pages::gate::SignedIn;
 use crate::pages::log_append::{NotAppended, append};
-use crate::queries::dashboard_actions::{applied, player_name, revoke_target};
+use crate::queries::dashboard_actions::{RevokeTarget, applied, player_name, revoke_target};
 use crate::routes::history::player_not_found;
 use crate::state::AppState;
-use crate::team::Area;
 use crate::team::audit::{self, AuditEntry};
+use crate::team::{Area, Member};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::http::header::{LOCATION, RETRY_AFTER};
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::json;
-use shared::envelope::{LogMessage, Logged};
+use shared::envelope::{LogMessage, Logged, RecordBatch};
 use shared::problem::Problem;
 use shared::records::{
-    Action, ActionMember, ActionPunishment, ActionRevoke, ActionType, PunishmentType,
+    Action, ActionMember, ActionPunishment, ActionRevoke, ActionType, PunishmentType, RecordKind,
 };
 use std::time::Duration;
 use uuid::Uuid;
@@ -78,7 +81,7 @@ fn not_allowed(why: String) -> PageError {
 
 /// The signed-in member, and the same as the actor an action names; 403 below
 /// [`Area::Punish`].
-fn punisher(caller: &SignedIn) -> Result<(&crate::team::Member, ActionMember), PageError> {
+fn punisher(caller: &SignedIn) -> Result<(&Member, ActionMember), PageError> {
     let member = caller.member();
     if !member.role.allows(Area::Punish) {
         return Err(PageError::Forbidden {
@@ -161,6 +164,7 @@ pub(super) async fn issue(
         "punishment_issued",
         player,
         detail,
+        LogId { tag: "action", id },
     )
     .await?
     {
@@ -182,6 +186,52 @@ pub(super) async fn revoke(
     let target = revoke_target(&state.pool, account_id, id)
         .await?
         .ok_or(PageError::NotFound)?;
+    let action = revoke_of(
+        member,
+        by,
+        &target,
+        &form.reason,
+        Uuid::now_v7(),
+        Utc::now(),
+    )?;
+    let detail = json!({"action_id": action.id, "punishment_id": target.id});
+    let logged = LogId {
+        tag: "action",
+        id: action.id,
+    };
+    if let Some(page) = commit(
+        &state,
+        &caller,
+        &action,
+        "punishment_revoked",
+        target.player_uuid,
+        detail,
+        logged,
+    )
+    .await?
+    {
+        return Ok(page);
+    }
+    shown(&state, account_id, target.id, true).await;
+    let back = if form.back == "punishments" {
+        "/punishments".to_owned()
+    } else {
+        format!("/players/{}#punish", target.player_uuid)
+    };
+    Ok(see_other(&back))
+}
+
+/// The revoke of `target` that `member` (acting as `by`) may write, with id `id` and `reason`:
+/// refused when it is already revoked (409), not in force (422), beyond the role's limits (403,
+/// with the limit in words) or without a reason (422).
+pub(crate) fn revoke_of(
+    member: &Member,
+    by: ActionMember,
+    target: &RevokeTarget,
+    reason: &str,
+    id: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Action, PageError> {
     let kind = rules::kind(&target.punishment_type).unwrap_or(PunishmentType::Kick);
     if target.revoked_at.is_some() {
         return Err(refused(
@@ -199,13 +249,12 @@ pub(super) async fn revoke(
     }
     rules::may_revoke(member.role, kind, target.issued_at, target.expires_at)
         .map_err(not_allowed)?;
-    let reason = form.reason.trim();
+    let reason = reason.trim();
     if reason.is_empty() {
         return Err(ApiError::invalid_field("reason", "required", "say why it is lifted").into());
     }
-    let now = Utc::now();
-    let action = Action {
-        id: Uuid::now_v7(),
+    Ok(Action {
+        id,
         action_type: ActionType::Revoke,
         punishment: None,
         revoke: Some(ActionRevoke {
@@ -218,43 +267,36 @@ pub(super) async fn revoke(
         }),
         by,
         at: now,
-    };
-    let detail = json!({"action_id": action.id, "punishment_id": target.id});
-    let audited = "punishment_revoked";
-    if let Some(page) = commit(
-        &state,
-        &caller,
-        &action,
-        audited,
-        target.player_uuid,
-        detail,
-    )
-    .await?
-    {
-        return Ok(page);
-    }
-    shown(&state, account_id, target.id, true).await;
-    let back = if form.back == "punishments" {
-        "/punishments".to_owned()
-    } else {
-        format!("/players/{}#punish", target.player_uuid)
-    };
-    Ok(see_other(&back))
+    })
+}
+
+/// A log message's id, `<tag>:<account>:<id>`: the same for the same form sent twice.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LogId {
+    /// What kind of write it is (`action`, `appeal_revoke`, ...).
+    pub tag: &'static str,
+    /// The id the write is known by.
+    pub id: Uuid,
 }
 
 /// Checks `action` against the record's rules, appends it to the caller's event log and audits
 /// it as `audited` about `player`: None when done (durable), else the 503 page to answer with.
-async fn commit(
+pub(crate) async fn commit(
     state: &AppState,
     caller: &SignedIn,
     action: &Action,
     audited: &'static str,
     player: Uuid,
     detail: serde_json::Value,
+    logged: LogId,
 ) -> Result<Option<Response>, PageError> {
     action.validate(action.at).map_err(ApiError::invalid)?;
     let account_id = caller.member().account_id;
-    if let Err(page) = log(state, account_id, action).await {
+    let batch = Action::into_batch(vec![Logged {
+        id: action.id,
+        record: action.clone(),
+    }]);
+    if let Err(page) = log(state, account_id, Action::KIND, batch, action.at, logged).await {
         return Ok(Some(page));
     }
     let actor = caller.actor(state);
@@ -269,15 +311,19 @@ async fn commit(
     Ok(None)
 }
 
-/// Appends `action` to the account's event log, or the 503 page saying what happened.
-async fn log(state: &AppState, account_id: Uuid, action: &Action) -> Result<(), Response> {
-    let subject = state.subjects.for_records(account_id, Action::KIND, None);
-    let batch = Action::into_batch(vec![Logged {
-        id: action.id,
-        record: action.clone(),
-    }]);
-    let mut message = LogMessage::new(account_id, action.at, batch);
-    let Err(failure) = append(state, subject, &mut message, "action", action.id).await else {
+/// Appends `batch` (records of `kind`, written `at`) to the account's event log as `logged`, or
+/// the 503 page saying what happened.
+pub(crate) async fn log(
+    state: &AppState,
+    account_id: Uuid,
+    kind: RecordKind,
+    batch: RecordBatch,
+    at: DateTime<Utc>,
+    logged: LogId,
+) -> Result<(), Response> {
+    let subject = state.subjects.for_records(account_id, kind, None);
+    let mut message = LogMessage::new(account_id, at, batch);
+    let Err(failure) = append(state, subject, &mut message, logged.tag, logged.id).await else {
         return Ok(());
     };
     let detail = match &failure {
@@ -288,7 +334,8 @@ async fn log(state: &AppState, account_id: Uuid, action: &Action) -> Result<(), 
         NotAppended::Unconfirmed(error) => {
             tracing::warn!(%error, "a dashboard action sent to the event log was not confirmed");
             "The event log did not confirm the action in time, so it may or may not have been \
-             done. Look at the player's page in a moment before trying again."
+             done. Look again in a moment before trying again: the same form sent twice is done \
+             once."
         }
     };
     let mut page = refused(StatusCode::SERVICE_UNAVAILABLE, "unavailable", detail).into_response();
@@ -298,7 +345,7 @@ async fn log(state: &AppState, account_id: Uuid, action: &Action) -> Result<(), 
 }
 
 /// An error page with a status, a stable code and what happened.
-fn refused(status: StatusCode, code: &str, detail: &str) -> PageError {
+pub(crate) fn refused(status: StatusCode, code: &str, detail: &str) -> PageError {
     let title = match status {
         StatusCode::CONFLICT => "Already done",
         StatusCode::SERVICE_UNAVAILABLE => "Not done",
@@ -310,7 +357,7 @@ fn refused(status: StatusCode, code: &str, detail: &str) -> PageError {
 }
 
 /// The form's action id: empty for a new one, else a UUID v7 (what forms are given).
-fn action_id(sent: &str) -> Result<Uuid, ApiError> {
+pub(crate) fn action_id(sent: &str) -> Result<Uuid, ApiError> {
     match sent.trim() {
         "" => Ok(Uuid::now_v7()),
         sent => Uuid::parse_str(sent)
@@ -326,13 +373,14 @@ fn action_id(sent: &str) -> Result<Uuid, ApiError> {
     }
 }
 
-fn see_other(to: &str) -> Response {
+/// `303 See Other` to `to`.
+pub(crate) fn see_other(to: &str) -> Response {
     (StatusCode::SEE_OTHER, [(LOCATION, to.to_owned())]).into_response()
 }
 
 /// Waits (at most [`SHOW_WITHIN`]) until the projector has applied the action, so the page the
 /// redirect opens shows it; a slow projector only means it shows on a later load.
-async fn shown(state: &AppState, account_id: Uuid, punishment_id: Uuid, revoke: bool) {
+pub(crate) async fn shown(state: &AppState, account_id: Uuid, punishment_id: Uuid, revoke: bool) {
     let deadline = tokio::time::Instant::now() + SHOW_WITHIN;
     while tokio::time::Instant::now() < deadline {
         match applied(&state.pool, account_id, punishment_id, revoke).await {

@@ -117,6 +117,13 @@ pub(super) fn walks(world: &World) -> Vec<(&'static str, String, Vec<Secret>)> {
             vec![s.reason.clone(), s.revoke.clone()],
         ),
         ("/anticheat", "/anticheat".into(), vec![s.flag.clone()]),
+        ("/appeals", "/appeals".into(), vec![s.reason.clone()]),
+        ("/appeals/badge", "/appeals/badge".into(), vec![]),
+        (
+            "/appeals/{id}",
+            format!("/appeals/{}", world.appeal),
+            vec![s.reason.clone(), s.note.clone()],
+        ),
         (
             "/chat",
             "/chat".into(),

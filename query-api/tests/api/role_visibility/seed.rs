@@ -10,6 +10,8 @@ pub(super) struct World {
     pub(super) dash: Dashboard,
     pub(super) lobby: Uuid,
     pub(super) griefer: Uuid,
+    /// The griefer's appeal of their ban.
+    pub(super) appeal: Uuid,
     pub(super) stored: Secrets,
 }
 
@@ -52,6 +54,20 @@ pub(super) async fn seed() -> anyhow::Result<World> {
     .bind(&s.note.text)
     .bind(ago(t, 600))
     .bind(punishment)
+    .execute(pool)
+    .await?;
+    // The griefer's appeal of the ban, as the projector stores one.
+    let appeal = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO appeals (account_id, id, punishment_id, player_uuid, message, status, \
+             submitted_at, updated_at, seq) \
+         VALUES ($1, $2, $3, $4, 'It was not me, I promise.', 'new', $5, $5, 1)",
+    )
+    .bind(account)
+    .bind(appeal)
+    .bind(punishment)
+    .bind(griefer)
+    .bind(ago(t, 300))
     .execute(pool)
     .await?;
     // The timeline rows of the same records, and a custom event for funnels and trends.
@@ -99,6 +115,7 @@ pub(super) async fn seed() -> anyhow::Result<World> {
         dash,
         lobby,
         griefer,
+        appeal,
         stored: s,
     })
 }
