@@ -3,7 +3,7 @@
 //! and on a desktop, light and dark, with axe-core and for sideways scrolling, then accepts the
 //! appeal from its page and sees it accepted and the ban lifted.
 
-use crate::appeals_inbox::submit;
+use super::submit;
 use crate::browser::{require_browser_tooling, run_browser_script, workspace_root};
 use crate::dashboard::{Network, ago, items, now};
 use pipeline_tests::MEMBER_PASSWORD;
