@@ -145,7 +145,8 @@ def check_links(problems: list[str]) -> None:
 
 def variables_read_by_code() -> set[str]:
     pattern = re.compile(
-        r"(?:or_default|required|required_secret|optional_secret|optional_url|seconds|secs|millis"
+        r"(?:or_default|required|required_secret|optional_secret|optional_url|optional_base_url"
+        r"|seconds|secs|millis"
         r"|get)\(\s*\"([A-Z][A-Z0-9_]{2,})\"",
     )
     names: set[str] = set()

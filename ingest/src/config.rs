@@ -28,6 +28,9 @@ pub struct Config {
     pub max_writes_in_flight: usize,
     /// `INGEST_COALESCE*`: how concurrent writes for one subject share a publish.
     pub coalesce: CoalesceConfig,
+    /// `DASHBOARD_URL`: the dashboard's address, the base of the appeal links handed to
+    /// plugins. Unset: the scheme and host each request came to.
+    pub dashboard_url: Option<String>,
 }
 
 impl Config {
@@ -47,6 +50,7 @@ impl Config {
             publish_timeout: Duration::from_millis(vars.or_default("PUBLISH_TIMEOUT_MS", 5000)?),
             max_writes_in_flight: vars.or_default("MAX_WRITES_IN_FLIGHT", 256usize)?.max(1),
             coalesce: coalesce_config(vars)?,
+            dashboard_url: vars.optional_base_url("DASHBOARD_URL")?,
         })
     }
 }
@@ -134,6 +138,20 @@ mod tests {
         );
         let refused = with("INGEST_COALESCE", "sometimes").expect_err("refused");
         assert!(refused.to_string().contains("INGEST_COALESCE"), "{refused}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_dashboard_url_is_optional_and_checked() -> anyhow::Result<()> {
+        assert_eq!(with("UNRELATED", "x")?.dashboard_url, None);
+        assert_eq!(
+            with("DASHBOARD_URL", "https://warden.example.net/")?
+                .dashboard_url
+                .as_deref(),
+            Some("https://warden.example.net")
+        );
+        let refused = with("DASHBOARD_URL", "warden.example.net").expect_err("refused");
+        assert!(refused.to_string().contains("DASHBOARD_URL"), "{refused}");
         Ok(())
     }
 }

@@ -91,6 +91,7 @@ impl Ingest {
             ip_hasher: IpHasher::new(config.ip_hash_key.expose().as_bytes()),
             limiter: Arc::new(Limiter::new(rates)),
             key_usage,
+            dashboard_url: config.dashboard_url.as_deref().map(Arc::from),
         };
         let max_writes = config.max_writes_in_flight;
         let slots = Arc::new(Semaphore::new(max_writes));

@@ -35,4 +35,6 @@ pub struct AppState {
     pub limiter: Arc<Limiter>,
     /// When each plugin key was last used, reported to query-api periodically.
     pub key_usage: Arc<KeyUsage>,
+    /// `DASHBOARD_URL`: the base of appeal links (unset: the request's own scheme and host).
+    pub dashboard_url: Option<Arc<str>>,
 }

@@ -72,22 +72,7 @@ impl PluginSetup {
     /// Reads `PLUGIN_BASE_URL` (an http or https URL, kept without a trailing `/`) and
     /// `PLUGIN_JAR`.
     pub fn from_vars(vars: &Vars) -> Result<PluginSetup, ConfigError> {
-        let base_url = match vars.get("PLUGIN_BASE_URL").filter(|v| !v.trim().is_empty()) {
-            None => None,
-            Some(text) => {
-                let url = url::Url::parse(text.trim()).map_err(|error| ConfigError::Invalid {
-                    name: "PLUGIN_BASE_URL",
-                    reason: format!("not a URL: {error}"),
-                })?;
-                if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-                    return Err(ConfigError::Invalid {
-                        name: "PLUGIN_BASE_URL",
-                        reason: "must be an http:// or https:// URL with a host".to_owned(),
-                    });
-                }
-                Some(url.as_str().trim_end_matches('/').to_owned())
-            }
-        };
+        let base_url = vars.optional_base_url("PLUGIN_BASE_URL")?;
         let jar = vars
             .get("PLUGIN_JAR")
             .filter(|v| !v.trim().is_empty())

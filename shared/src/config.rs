@@ -127,6 +127,26 @@ impl Vars {
         self.get(name).map(RedactedUrl::from)
     }
 
+    /// An optional address others are told to reach a service at (`PLUGIN_BASE_URL`,
+    /// `DASHBOARD_URL`): an http or https URL with a host, kept without a trailing `/`. Unset or
+    /// blank: `None`.
+    pub fn optional_base_url(&self, name: &'static str) -> Result<Option<String>, ConfigError> {
+        let Some(text) = self.get(name).filter(|v| !v.trim().is_empty()) else {
+            return Ok(None);
+        };
+        let url = url::Url::parse(text.trim()).map_err(|error| ConfigError::Invalid {
+            name,
+            reason: format!("not a URL: {error}"),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(ConfigError::Invalid {
+                name,
+                reason: "must be an http:// or https:// URL with a host".to_owned(),
+            });
+        }
+        Ok(Some(url.as_str().trim_end_matches('/').to_owned()))
+    }
+
     /// `NATS_URL` (default `nats://127.0.0.1:4222`).
     pub fn nats_url(&self) -> Result<NatsUrl, ConfigError> {
         self.or_default("NATS_URL", "nats://127.0.0.1:4222".to_owned())

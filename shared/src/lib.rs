@@ -13,6 +13,7 @@
 
 pub mod alerts;
 pub mod appeal_link;
+pub mod base_url;
 pub mod config;
 pub mod date_time;
 pub mod envelope;

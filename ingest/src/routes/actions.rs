@@ -1,7 +1,8 @@
 //! `GET /api/plugin/actions`: the dashboard's actions (bans, mutes, kicks, warnings and their
 //! revokes) of the caller's account, read from the event log itself (ingest has no database),
 //! oldest first, after a cursor. With nothing new it waits (a long-poll) until an action lands
-//! in the log or `wait` seconds pass.
+//! in the log or `wait` seconds pass. Each ban carries an appeal link, signed as it is served
+//! (`super::appeal_links`).
 
 use crate::auth::{PluginCaller, PluginRoutes};
 use crate::error::IngestError;
@@ -9,6 +10,7 @@ use crate::state::AppState;
 use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::consumer::pull::OrderedConfig;
 use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
 use futures::StreamExt;
@@ -42,7 +44,7 @@ pub(super) fn router() -> PluginRoutes {
 #[derive(Debug, Serialize, ToSchema)]
 pub(super) struct ActionPage {
     /// The actions after the cursor, oldest first, at most 100; each is the `action` record
-    /// (personal fields opened) with its own `cursor`.
+    /// (personal fields opened) with its own `cursor`, and a ban's `issue` an `appeal` link.
     #[schema(value_type = Vec<Object>)]
     pub(super) actions: Vec<Value>,
     /// The last action's cursor, or the given one (`"0"` when none was given): pass it as
@@ -100,6 +102,7 @@ async fn feed(
     State(state): State<AppState>,
     PluginCaller(caller): PluginCaller,
     RawQuery(query): RawQuery,
+    headers: HeaderMap,
 ) -> Result<Json<ActionPage>, IngestError> {
     let (after, wait) = parse_query(query.as_deref()).map_err(|errors| {
         let detail = errors
@@ -109,9 +112,10 @@ async fn feed(
             .join("; ");
         IngestError::Problem(Box::new(Problem::validation(detail, errors)))
     })?;
-    let (actions, last) = read(&state, caller.account_id, after, Duration::from_secs(wait))
+    let (mut actions, last) = read(&state, caller.account_id, after, Duration::from_secs(wait))
         .await
         .map_err(|error| IngestError::Unavailable(format!("reading the action feed: {error}")))?;
+    super::appeal_links::add_to_feed(&state, &headers, caller.account_id, &mut actions).await;
     Ok(Json(ActionPage {
         actions,
         cursor: last.to_string(),

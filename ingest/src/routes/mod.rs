@@ -1,7 +1,8 @@
-//! The plugin endpoints: the writes, and the action feed.
+//! The plugin endpoints: the writes, the action feed and its appeal links.
 
 mod action_acks;
 mod actions;
+mod appeal_links;
 mod custom_events;
 pub mod openapi;
 mod plugin_records;
@@ -24,6 +25,7 @@ pub fn router(state: AppState, slots: Arc<Semaphore>) -> Router {
         .merge(plugin_records::router())
         .merge(custom_events::router())
         .merge(action_acks::router())
+        .merge(appeal_links::router())
         // Bodies are read and limited by `body::read_json_body`, after the auth check.
         .layer(DefaultBodyLimit::disable())
         // Inside the gate (`mount` puts it outside every route layer added here): only

@@ -4,6 +4,7 @@
 
 use super::action_acks::{AckRequest, AckResult};
 use super::actions::ActionPage;
+use super::appeal_links::{AppealLinks, AppealLinksRequest, PunishmentLink};
 use super::custom_events::EventAccepted;
 use crate::write::WriteReport;
 use axum::routing::get;
@@ -161,14 +162,30 @@ fn actions() {}
 #[allow(dead_code)] // The route is `action_acks::acknowledge`; this is its documentation.
 fn action_acks() {}
 
+/// Sign fresh appeal links for bans whose links near expiry (the feed gives each ban one, valid
+/// 30 days).
+#[utoipa::path(post, path = "/api/plugin/appeal-links", tag = "plugin",
+    security(("plugin_key" = [])),
+    request_body(content = AppealLinksRequest, content_type = "application/json",
+        description = "1..=100 punishment ids; `Content-Encoding: gzip` accepted"),
+    responses(
+        (status = 200, description = "A link for each punishment, valid 30 days", body = AppealLinks),
+        (status = 413, description = "Over 1 MiB (after gunzip)", body = Problem),
+        (status = 422, description = "No punishment ids, or over 100", body = Problem),
+        (status = 503, description = "Links cannot be signed right now; retry", body = Problem),
+    ))]
+#[allow(dead_code)] // The route is `appeal_links::refresh`; this is its documentation.
+fn appeal_links() {}
+
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Warden ingest API",
         description = "The plugin write endpoints. Every error is RFC 9457 problem details \
             (application/problem+json) with a stable `code`."),
     paths(heartbeat, chat, punishments, anticheat_flags, sessions, rank_changes, account_links,
-        custom_events, actions, action_acks),
-    components(schemas(Problem, RejectedRecord, WriteReport, EventAccepted, ActionPage, AckRequest, AckResult)),
+        custom_events, actions, action_acks, appeal_links),
+    components(schemas(Problem, RejectedRecord, WriteReport, EventAccepted, ActionPage, AckRequest,
+        AckResult, AppealLinksRequest, AppealLinks, PunishmentLink)),
     tags((name = "plugin", description = "Writes from the game-server plugin (plugin key)")),
 )]
 struct IngestDoc;

@@ -16,12 +16,18 @@ const KIND: &str = "action";
 
 /// Appends one action for `account` (a ban of the test player, `reason` given), with the
 /// message id query-api uses; returns its id.
-async fn write_action(ingest: &TestIngest, account: Uuid, reason: &str) -> Uuid {
+pub async fn write_action(ingest: &TestIngest, account: Uuid, reason: &str) -> Uuid {
+    write_issue(ingest, account, "ban", reason).await
+}
+
+/// Appends an `issue` of a `kind` punishment (`ban`, `kick`, ...) of the test player for
+/// `account`, as query-api's pages append it; returns its id.
+pub async fn write_issue(ingest: &TestIngest, account: Uuid, kind: &str, reason: &str) -> Uuid {
     let id = Uuid::now_v7();
     let record = json!({
         "id": id,
         "type": "issue",
-        "punishment": {"type": "ban", "player_uuid": PLAYER, "player_name": "Notch",
+        "punishment": {"type": kind, "player_uuid": PLAYER, "player_name": "Notch",
                        "reason": reason, "expires_at": null, "scope": "global"},
         "by": {"member_id": Uuid::now_v7(), "name": "Alice"},
         "at": chrono::Utc::now(),

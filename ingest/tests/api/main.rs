@@ -4,6 +4,7 @@
 #![allow(unreachable_pub)]
 
 mod actions;
+mod appeal_links;
 mod auth;
 mod document;
 mod hardening;

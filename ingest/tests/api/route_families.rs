@@ -23,6 +23,7 @@ async fn every_documented_route_is_behind_the_plugin_gate() {
     let checked = test_support::check_route_families(&ingest.http, &ingest.base, &doc, &keys)
         .await
         .expect("every route behind its gate");
-    // The seven record endpoints, the custom events, the action feed and its acks.
-    assert_eq!(checked, 10, "operations checked");
+    // The seven record endpoints, the custom events, the action feed, its acks and the appeal
+    // links.
+    assert_eq!(checked, 11, "operations checked");
 }

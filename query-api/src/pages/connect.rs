@@ -16,7 +16,7 @@ use crate::team::audit::{self, AuditEntry};
 use askama::Template;
 use axum::Router;
 use axum::extract::State;
-use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HOST};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -199,43 +199,15 @@ async fn jar_available(state: &AppState) -> bool {
     }
 }
 
-/// `PLUGIN_BASE_URL`, or the address the dashboard was opened at: `http://` for a loopback
-/// host (the local stack), `https://` otherwise. A `Host` header that is not a plain host and
-/// port is not echoed; the page then shows a placeholder to replace.
+/// `PLUGIN_BASE_URL`, or the address the dashboard was opened at
+/// ([`shared::base_url::from_request`]). A `Host` header that is not a plain host and port is not
+/// echoed; the page then shows a placeholder to replace.
 fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     if let Some(url) = &state.plugin.base_url {
         return url.clone();
     }
-    let host = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| plain_host(h));
-    match host {
-        Some(host) if loopback(host) => format!("http://{host}"),
-        Some(host) => format!("https://{host}"),
-        None => "https://warden.example.com".to_owned(),
-    }
-}
-
-/// A host name or address with an optional port: nothing that could break out of the YAML
-/// string or the page.
-fn plain_host(host: &str) -> bool {
-    !host.is_empty()
-        && host.len() <= 255
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
-}
-
-fn loopback(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(rest),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    name == "localhost"
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    shared::base_url::from_request(headers)
+        .unwrap_or_else(|| "https://warden.example.com".to_owned())
 }
 
 /// The plugin's `config.yml` for this key: the keys the plugin's own default file has, with
@@ -285,18 +257,5 @@ mod tests {
         assert_eq!(yaml_string("Lobby"), r#""Lobby""#);
         assert_eq!(yaml_string(r#"a"b\c"#), r#""a\"b\\c""#);
         assert_eq!(yaml_string("a\nb\u{7}"), r#""a\nb\u0007""#);
-    }
-
-    #[test]
-    fn only_plain_hosts_are_echoed_and_loopback_is_plain_http() {
-        assert!(plain_host("warden.example.net:8443"));
-        assert!(plain_host("[::1]:8080"));
-        assert!(!plain_host("evil\"host"));
-        assert!(!plain_host("a b"));
-        assert!(loopback("127.0.0.1:8080"));
-        assert!(loopback("localhost"));
-        assert!(loopback("[::1]:8080"));
-        assert!(!loopback("warden.example.net"));
-        assert!(!loopback("10.0.0.1:8080"));
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.warden.plugin.core.enforce.AppealLink;
 import dev.warden.plugin.core.enforce.Sanctions;
 import dev.warden.plugin.paper.enforce.LoginGuard;
 import dev.warden.plugin.paper.enforce.PaperMuteListener;
@@ -70,6 +71,18 @@ class EnforcementListenerTest {
         AsyncPlayerPreLoginEvent other = login(JEB);
         h.fire(guard, other);
         assertEquals(AsyncPlayerPreLoginEvent.Result.ALLOWED, other.getLoginResult());
+
+        // With the ban's appeal link: the refusal names the form while the link works.
+        Sanctions linked = new Sanctions();
+        Sanctions.Entry ban = entry("ban", null);
+        linked.put(ban.withAppeal(new AppealLink("https://warden.example.net/appeal/tok", NOW.plusSeconds(60))));
+        AsyncPlayerPreLoginEvent appealable = login(NOTCH);
+        h.fire(new LoginGuard(linked, clock), appealable);
+        assertEquals("You are banned from this server: griefing\nAppeal at https://warden.example.net/appeal/tok",
+                appealable.getKickMessage());
+        AsyncPlayerPreLoginEvent later = login(NOTCH);
+        h.fire(new LoginGuard(linked, Clock.fixed(NOW.plusSeconds(61), ZoneOffset.UTC)), later);
+        assertEquals("You are banned from this server: griefing", later.getKickMessage(), "an expired link is left out");
 
         AsyncPlayerPreLoginEvent full = login(NOTCH);
         full.disallow(AsyncPlayerPreLoginEvent.Result.KICK_FULL, "full");

@@ -19,8 +19,12 @@ public record Action(
         String byName,
         Instant at) {
 
-    /** {@code type: "issue"}: the punishment to enforce. {@code expiresAt} null = permanent. */
-    public record Issue(String type, UUID playerUuid, String playerName, String reason, Instant expiresAt, String scope) {}
+    /**
+     * {@code type: "issue"}: the punishment to enforce. {@code expiresAt} null = permanent; {@code appeal}
+     * (a ban's link to the appeal form) null when the feed gave none.
+     */
+    public record Issue(String type, UUID playerUuid, String playerName, String reason, Instant expiresAt, String scope,
+            AppealLink appeal) {}
 
     /** {@code type: "revoke"}: the punishment to lift, with its source plugin and id there. */
     public record Revoke(UUID punishmentId, UUID playerUuid, String type, String sourcePlugin, String externalId,
@@ -45,7 +49,7 @@ public record Action(
                 JsonObject p = o.getAsJsonObject("punishment");
                 issue = new Issue(string(p, "type"), UUID.fromString(string(p, "player_uuid")), string(p, "player_name"),
                         string(p, "reason"), instant(p, "expires_at"),
-                        string(p, "scope") == null ? "global" : string(p, "scope"));
+                        string(p, "scope") == null ? "global" : string(p, "scope"), AppealLink.parse(o.get("appeal")));
             }
             if (o.has("revoke") && o.get("revoke").isJsonObject()) {
                 JsonObject r = o.getAsJsonObject("revoke");

@@ -11,7 +11,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Level;
@@ -21,7 +24,8 @@ import java.util.logging.Logger;
  * The dashboard's actions, read and enforced on this server. One thread long-polls the feed,
  * applies each new action (the local lists, then the platform: kick, message), saves the cursor,
  * the applied ids and the lists ({@link FeedState}), then acknowledges the outcomes. Delivery is
- * at least once; an action whose id was applied already is never applied again.
+ * at least once; an action whose id was applied already is never applied again. Each ban keeps the
+ * link to its appeal form the feed gave it; links that near expiry are refreshed in batches.
  *
  * <p>Errors: 429 waits for {@code Retry-After}; 401/403 retry every minute; anything else backs off
  * with jitter up to {@code maxBackoffSeconds}. Meanwhile the lists stay as of the last sync.
@@ -29,7 +33,12 @@ import java.util.logging.Logger;
 public final class ActionFeed {
     /** Kicks and warnings older than this when they arrive (a first run, a long outage) are skipped. */
     public static final Duration STALE_AFTER = Duration.ofMinutes(10);
+    /** A ban's appeal link this close to its expiry (or missing) is refreshed. */
+    public static final Duration APPEAL_REFRESH_BEFORE = Duration.ofDays(3);
+    /** How often one ban's link may be asked for. */
+    static final Duration APPEAL_ASK_EVERY = Duration.ofHours(1);
     static final int ACKS_PER_REQUEST = 100;
+    static final int APPEAL_LINKS_PER_REQUEST = 100;
     private static final java.time.format.DateTimeFormatter UNTIL =
             java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'").withZone(java.time.ZoneOffset.UTC);
 
@@ -50,6 +59,8 @@ public final class ActionFeed {
     private volatile Instant lastErrorAt;
     private volatile String cursorVisible;
     private volatile int pendingVisible;
+    /** When each ban's appeal link was last asked for (the feed's thread only). */
+    private final Map<UUID, Instant> appealAsked = new HashMap<>();
 
     public ActionFeed(FeedState state, Sanctions sanctions, Enforcer enforcer, UUID serverId, EnforcementConfig config,
             FeedTransport transport, int maxBackoffSeconds, Clock clock, Logger logger) {
@@ -176,7 +187,72 @@ public final class ActionFeed {
         }
         cursorVisible = state.cursor;
         pendingVisible = state.pendingAcks.size();
-        return state.pendingAcks.isEmpty() ? 0 : sendAcks();
+        long wait = state.pendingAcks.isEmpty() ? 0 : sendAcks();
+        if (wait == 0 && refreshAppealLinks()) {
+            try {
+                state.save(sanctions);
+            } catch (IOException e) {
+                error("cannot save " + FeedState.FILE_NAME + " (" + e.getMessage() + ")");
+            }
+        }
+        return wait;
+    }
+
+    /**
+     * Asks for fresh appeal links for the bans whose link is missing or expires within
+     * {@link #APPEAL_REFRESH_BEFORE}, each at most once per {@link #APPEAL_ASK_EVERY}, 100 a request.
+     * True when a link changed. A failure is logged and waits for the next ask: the lists never
+     * depend on it.
+     */
+    boolean refreshAppealLinks() throws InterruptedException {
+        Instant now = clock.instant();
+        appealAsked.values().removeIf(at -> !at.plus(APPEAL_ASK_EVERY).isAfter(now));
+        List<UUID> due = new ArrayList<>();
+        for (Sanctions.Entry e : sanctions.entries()) {
+            if (e.type().equals("ban") && e.activeAt(now) && !appealAsked.containsKey(e.punishmentId())
+                    && (e.appeal() == null || e.appeal().expiresAt().isBefore(now.plus(APPEAL_REFRESH_BEFORE)))) {
+                due.add(e.punishmentId());
+            }
+        }
+        boolean changed = false;
+        for (int from = 0; from < due.size(); from += APPEAL_LINKS_PER_REQUEST) {
+            List<UUID> chunk = due.subList(from, Math.min(due.size(), from + APPEAL_LINKS_PER_REQUEST));
+            chunk.forEach(id -> appealAsked.put(id, now));
+            JsonObject body = new JsonObject();
+            JsonArray ids = new JsonArray();
+            chunk.forEach(id -> ids.add(id.toString()));
+            body.add("punishment_ids", ids);
+            Transport.Response response;
+            try {
+                response = transport.appealLinks(body.toString(), Duration.ofSeconds(10));
+            } catch (IOException e) {
+                error("network error refreshing appeal links: " + e.getClass().getSimpleName());
+                return changed;
+            }
+            if (response.status() != 200) {
+                error(response.status() + " " + problemCode(response.body()) + " refreshing appeal links: asking again in an hour");
+                return changed;
+            }
+            changed |= sanctions.updateAppeals(appealLinks(response.body()));
+        }
+        return changed;
+    }
+
+    /** The links of an answer of {@code POST /api/plugin/appeal-links}, by punishment id. */
+    static Map<UUID, AppealLink> appealLinks(String body) {
+        Map<UUID, AppealLink> out = new LinkedHashMap<>();
+        try {
+            for (JsonElement e : JsonParser.parseString(body).getAsJsonObject().getAsJsonArray("links")) {
+                JsonObject o = e.getAsJsonObject();
+                AppealLink link = AppealLink.parse(o);
+                if (link != null) {
+                    out.put(UUID.fromString(Action.string(o, "punishment_id")), link);
+                }
+            }
+        } catch (RuntimeException e) {
+            // Unreadable: no link changes; the next ask is an hour away.
+        }
+        return out;
     }
 
     /** Applies one action here: the local lists, then the platform. Never throws. */
@@ -213,10 +289,11 @@ public final class ActionFeed {
                 if (p.expiresAt() != null && !p.expiresAt().isAfter(now)) {
                     return new FeedState.Ack(a.id(), Outcome.SKIPPED, "expired", now);
                 }
-                sanctions.put(new Sanctions.Entry(a.id(), p.type(), p.playerUuid(), p.playerName(), p.reason(),
-                        p.expiresAt(), a.at() == null ? now : a.at()));
+                Sanctions.Entry entry = new Sanctions.Entry(a.id(), p.type(), p.playerUuid(), p.playerName(), p.reason(),
+                        p.expiresAt(), a.at() == null ? now : a.at(), p.type().equals("ban") ? p.appeal() : null);
+                sanctions.put(entry);
                 if (p.type().equals("ban")) {
-                    enforcer.kick(p.playerUuid(), banMessage(p.reason(), p.expiresAt()));
+                    enforcer.kick(p.playerUuid(), banMessage(entry, now));
                 } else {
                     enforcer.message(p.playerUuid(), "You have been muted" + until(p.expiresAt()) + reason);
                 }
@@ -237,10 +314,15 @@ public final class ActionFeed {
         }
     }
 
-    /** The message a banned player sees (kicked, or refused at login). */
-    public static String banMessage(String reason, Instant expiresAt) {
-        return "You are banned from this server" + until(expiresAt)
-                + (reason == null || reason.isBlank() ? "." : ": " + reason);
+    /**
+     * The message a banned player sees (kicked, or refused at login), with a line naming the appeal
+     * form while the ban's link works at {@code now}.
+     */
+    public static String banMessage(Sanctions.Entry ban, Instant now) {
+        AppealLink appeal = ban.appealAt(now);
+        return "You are banned from this server" + until(ban.expiresAt())
+                + (ban.reason() == null || ban.reason().isBlank() ? "." : ": " + ban.reason())
+                + (appeal == null ? "" : "\nAppeal at " + appeal.url());
     }
 
     /** The message a muted player sees when they chat. */

@@ -21,7 +21,7 @@ import java.util.UUID;
  * What the feed keeps in the data folder ({@code enforcement.json}), written atomically (a temporary
  * file moved over the old one) after each page of actions is applied: the cursor, the ids of the
  * actions applied (the newest {@link #MAX_APPLIED}), the acks not yet accepted, and the ban and
- * mute lists. Used by the feed's thread only (and by the platform on load).
+ * mute lists (with each ban's appeal link). Used by the feed's thread only (and by the platform on load).
  */
 public final class FeedState {
     public static final String FILE_NAME = "enforcement.json";
@@ -66,7 +66,9 @@ public final class FeedState {
                 entries.add(new Sanctions.Entry(UUID.fromString(x.get("punishment_id").getAsString()),
                         x.get("type").getAsString(), UUID.fromString(x.get("player_uuid").getAsString()),
                         Action.string(x, "player_name"), Action.string(x, "reason"),
-                        expires == null ? null : Instant.parse(expires), Instant.parse(x.get("issued_at").getAsString())));
+                        expires == null ? null : Instant.parse(expires), Instant.parse(x.get("issued_at").getAsString()),
+                        // Absent from files written before appeal links: the feed fetches one.
+                        AppealLink.of(Action.string(x, "appeal_url"), Action.string(x, "appeal_expires_at"))));
             }
             sanctions.replaceAll(entries);
             s.lastAction = Action.string(o, "last_action");
@@ -124,6 +126,10 @@ public final class FeedState {
             x.addProperty("reason", e.reason());
             x.addProperty("expires_at", e.expiresAt() == null ? null : e.expiresAt().toString());
             x.addProperty("issued_at", e.issuedAt().toString());
+            if (e.appeal() != null) {
+                x.addProperty("appeal_url", e.appeal().url());
+                x.addProperty("appeal_expires_at", e.appeal().expiresAt().toString());
+            }
             list.add(x);
         }
         o.add("sanctions", list);

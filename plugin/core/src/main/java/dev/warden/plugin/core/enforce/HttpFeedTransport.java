@@ -42,6 +42,13 @@ public final class HttpFeedTransport implements FeedTransport {
                 .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)), timeout);
     }
 
+    @Override
+    public Transport.Response appealLinks(String json, Duration timeout) throws IOException, InterruptedException {
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + "/api/plugin/appeal-links"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)), timeout);
+    }
+
     private Transport.Response send(HttpRequest.Builder builder, Duration timeout) throws IOException, InterruptedException {
         HttpRequest request = builder.timeout(timeout)
                 .header("Authorization", authorization)

@@ -14,11 +14,30 @@ import java.util.UUID;
  * feed's thread (and on load). Entries past their expiry are ignored and pruned.
  */
 public final class Sanctions {
-    /** One active ban or mute. {@code expiresAt} null = permanent. */
+    /**
+     * One active ban or mute. {@code expiresAt} null = permanent; {@code appeal} (a ban's link to the
+     * appeal form) null when none is known.
+     */
     public record Entry(UUID punishmentId, String type, UUID player, String playerName, String reason,
-            Instant expiresAt, Instant issuedAt) {
+            Instant expiresAt, Instant issuedAt, AppealLink appeal) {
+        /** An entry with no appeal link. */
+        public Entry(UUID punishmentId, String type, UUID player, String playerName, String reason,
+                Instant expiresAt, Instant issuedAt) {
+            this(punishmentId, type, player, playerName, reason, expiresAt, issuedAt, null);
+        }
+
         public boolean activeAt(Instant now) {
             return expiresAt == null || expiresAt.isAfter(now);
+        }
+
+        /** The appeal link while it works at {@code now}, else null. */
+        public AppealLink appealAt(Instant now) {
+            return appeal != null && appeal.usableAt(now) ? appeal : null;
+        }
+
+        /** This entry with {@code link} as its appeal link. */
+        public Entry withAppeal(AppealLink link) {
+            return new Entry(punishmentId, type, player, playerName, reason, expiresAt, issuedAt, link);
         }
     }
 
@@ -62,6 +81,26 @@ public final class Sanctions {
             publish(next);
         }
         return removed;
+    }
+
+    /**
+     * Sets the appeal links of the entries still here (by punishment id); true when one changed. An
+     * entry revoked meanwhile stays gone.
+     */
+    public synchronized boolean updateAppeals(Map<UUID, AppealLink> links) {
+        Map<UUID, Entry> next = new HashMap<>(byId);
+        boolean changed = false;
+        for (Map.Entry<UUID, AppealLink> link : links.entrySet()) {
+            Entry e = next.get(link.getKey());
+            if (e != null && !link.getValue().equals(e.appeal())) {
+                next.put(e.punishmentId(), e.withAppeal(link.getValue()));
+                changed = true;
+            }
+        }
+        if (changed) {
+            publish(next);
+        }
+        return changed;
     }
 
     /** Drops the entries that expired by {@code now}. */

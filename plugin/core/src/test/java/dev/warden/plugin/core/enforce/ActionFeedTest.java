@@ -41,6 +41,8 @@ class ActionFeedTest {
         final Deque<Transport.Response> ackAnswers = new ArrayDeque<>();
         final List<String> polledAfter = new ArrayList<>();
         final List<JsonObject> acks = new ArrayList<>();
+        final Deque<Transport.Response> linkAnswers = new ArrayDeque<>();
+        final List<JsonObject> linkRequests = new ArrayList<>();
 
         @Override
         public Transport.Response poll(String after, int waitSeconds, Duration timeout) {
@@ -57,6 +59,13 @@ class ActionFeedTest {
                 throw new IOException("connection refused");
             }
             return r != null ? r : new Transport.Response(202, -1, "{}");
+        }
+
+        @Override
+        public Transport.Response appealLinks(String json, Duration timeout) {
+            linkRequests.add(JsonParser.parseString(json).getAsJsonObject());
+            Transport.Response r = linkAnswers.poll();
+            return r != null ? r : new Transport.Response(200, -1, "{\"links\":[]}");
         }
 
         void page(JsonObject... actions) {
@@ -138,9 +147,165 @@ class ActionFeedTest {
     }
 
     ActionFeed feed(Sanctions sanctions, Platform platform, Script script, String group) throws IOException {
+        return feed(sanctions, platform, script, group, clock);
+    }
+
+    ActionFeed feed(Sanctions sanctions, Platform platform, Script script, String group, Clock at) throws IOException {
         FeedState state = FeedState.load(dir, sanctions);
         return new ActionFeed(state, sanctions, platform, SERVER, new EnforcementConfig(true, group, 0), script, 60,
-                clock, Logger.getLogger("test"));
+                at, Logger.getLogger("test"));
+    }
+
+    /** A clock the test moves. */
+    static final class Moving extends Clock {
+        Instant now = NOW;
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+    }
+
+    static final String LINK = "https://warden.example.net/appeal/";
+
+    static JsonObject appeal(String token, Instant expires) {
+        JsonObject a = new JsonObject();
+        a.addProperty("url", LINK + token);
+        a.addProperty("expires_at", expires.toString());
+        return a;
+    }
+
+    static JsonObject withAppeal(JsonObject action, String token, Instant expires) {
+        action.add("appeal", appeal(token, expires));
+        return action;
+    }
+
+    static Transport.Response links(int n, String token, Instant expires) {
+        JsonObject link = appeal(token, expires);
+        link.addProperty("punishment_id", id(n).toString());
+        JsonArray list = new JsonArray();
+        list.add(link);
+        JsonObject o = new JsonObject();
+        o.add("links", list);
+        return new Transport.Response(200, -1, o.toString());
+    }
+
+    List<String> asked(Script script) {
+        List<String> out = new ArrayList<>();
+        script.linkRequests.forEach(r -> r.getAsJsonArray("punishment_ids").forEach(e -> out.add(e.getAsString().substring(33))));
+        return out;
+    }
+
+    @Test
+    void aBansAppealLinkIsReadKeptAndShownUntilItExpires() throws Exception {
+        Instant expires = NOW.plus(Duration.ofDays(30));
+        Action parsed = Action.parse(withAppeal(issue(1, "ban", "x", null, "global", NOW), "tok1", expires));
+        assertEquals(new AppealLink(LINK + "tok1", expires), parsed.punishment().appeal());
+        for (String bad : new String[] {"javascript:alert(1)", "https://a b", "ftp://x"}) {
+            JsonObject o = issue(1, "ban", "x", null, "global", NOW);
+            JsonObject a = new JsonObject();
+            a.addProperty("url", bad);
+            a.addProperty("expires_at", expires.toString());
+            o.add("appeal", a);
+            assertNull(Action.parse(o).punishment().appeal(), bad);
+        }
+        JsonObject broken = issue(1, "ban", "x", null, "global", NOW);
+        broken.addProperty("appeal", "not an object");
+        assertNull(Action.parse(broken).punishment().appeal(), "a bad link never stops the ban");
+        JsonObject noTime = issue(1, "ban", "x", null, "global", NOW);
+        JsonObject a = new JsonObject();
+        a.addProperty("url", LINK + "t");
+        a.addProperty("expires_at", "soon");
+        noTime.add("appeal", a);
+        assertNull(Action.parse(noTime).punishment().appeal());
+
+        Sanctions sanctions = new Sanctions();
+        Platform platform = new Platform();
+        Script script = new Script();
+        script.page(withAppeal(issue(1, "ban", "cheating", null, "global", NOW), "tok1", expires),
+                withAppeal(issue(2, "mute", "caps", null, "global", NOW), "tok2", expires));
+        ActionFeed feed = feed(sanctions, platform, script, null);
+        feed.step(0);
+        assertEquals(List.of("kick You are banned from this server: cheating\nAppeal at " + LINK + "tok1"), platform.calls.subList(0, 1));
+        Sanctions.Entry ban = sanctions.ban(NOTCH, NOW);
+        assertEquals(LINK + "tok1", ban.appeal().url());
+        assertNull(sanctions.mute(NOTCH, NOW).appeal(), "only bans keep a link");
+        assertEquals("You are banned from this server: cheating\nAppeal at " + LINK + "tok1", ActionFeed.banMessage(ban, NOW));
+        assertEquals("You are banned from this server: cheating",
+                ActionFeed.banMessage(ban, expires), "an expired link is not shown");
+        assertEquals("You are banned from this server.",
+                ActionFeed.banMessage(new Sanctions.Entry(id(9), "ban", NOTCH, "Notch", null, null, NOW), NOW));
+
+        // Saved with the list: a restart shows the same link.
+        Sanctions again = new Sanctions();
+        feed(again, new Platform(), new Script(), null);
+        assertEquals(new AppealLink(LINK + "tok1", expires), again.ban(NOTCH, NOW).appeal());
+    }
+
+    @Test
+    void linksNearExpiryAreRefreshedInOneRequestAtMostHourlyAndSaved() throws Exception {
+        Moving at = new Moving();
+        Sanctions sanctions = new Sanctions();
+        Script script = new Script();
+        script.page(withAppeal(issue(1, "ban", "a", null, "global", NOW), "old1", NOW.plus(Duration.ofDays(2))),
+                withAppeal(issue(2, "ban", "b", null, "global", NOW), "fresh", NOW.plus(Duration.ofDays(30))),
+                issue(3, "ban", "c", null, "global", NOW),
+                withAppeal(issue(4, "mute", "d", null, "global", NOW), "mute", NOW.plusSeconds(60)));
+        Instant renewed = NOW.plus(Duration.ofDays(30));
+        script.linkAnswers.add(links(1, "new1", renewed));
+        ActionFeed feed = feed(sanctions, new Platform(), script, null, at);
+        feed.step(0);
+        assertEquals(List.of("001", "003"), asked(script).stream().sorted().toList(),
+                "one request for the link near expiry and the missing one; not the fresh one, not the mute");
+        assertEquals(1, script.linkRequests.size());
+        assertEquals(new AppealLink(LINK + "new1", renewed), sanctions.entries().stream()
+                .filter(e -> e.punishmentId().equals(id(1))).findFirst().orElseThrow().appeal());
+        assertTrue(Files.readString(dir.resolve(FeedState.FILE_NAME)).contains(LINK + "new1"), "saved");
+
+        // Within the hour nothing is asked again (ban 3 got no link); after it, ban 3 is.
+        at.now = NOW.plus(Duration.ofMinutes(59));
+        feed.step(0);
+        assertEquals(1, script.linkRequests.size());
+        at.now = NOW.plus(Duration.ofMinutes(61));
+        script.linkAnswers.add(new Transport.Response(503, -1, "{\"code\":\"unavailable\"}"));
+        feed.step(0);
+        assertEquals(List.of("003"), asked(script).subList(2, 3));
+        assertNotNull(sanctions.ban(NOTCH, at.now), "a failed refresh leaves the list as it is");
+        assertNull(sanctions.entries().stream().filter(e -> e.punishmentId().equals(id(3))).findFirst().orElseThrow().appeal());
+
+        // A link that nears its expiry later is refreshed then.
+        at.now = NOW.plus(Duration.ofDays(28));
+        feed.step(0);
+        assertTrue(asked(script).subList(3, asked(script).size()).containsAll(List.of("001", "002", "003")), asked(script).toString());
+    }
+
+    @Test
+    void aFileWrittenBeforeAppealLinksStillLoads() throws Exception {
+        Files.writeString(dir.resolve(FeedState.FILE_NAME), "{\"version\":1,\"cursor\":\"101\",\"applied\":[\""
+                + id(1) + "\"],\"pending_acks\":[],\"sanctions\":[{\"punishment_id\":\"" + id(1)
+                + "\",\"type\":\"ban\",\"player_uuid\":\"" + NOTCH + "\",\"player_name\":\"Notch\",\"reason\":\"x\","
+                + "\"expires_at\":null,\"issued_at\":\"" + NOW + "\"}]}");
+        Sanctions sanctions = new Sanctions();
+        Script script = new Script();
+        script.linkAnswers.add(links(1, "got", NOW.plus(Duration.ofDays(30))));
+        ActionFeed feed = feed(sanctions, new Platform(), script, null);
+        Sanctions.Entry ban = sanctions.ban(NOTCH, NOW);
+        assertNotNull(ban);
+        assertNull(ban.appeal());
+        assertEquals("You are banned from this server: x", ActionFeed.banMessage(ban, NOW));
+        feed.step(0);
+        assertEquals(List.of("001"), asked(script), "a ban without a link gets one");
+        assertEquals(LINK + "got", sanctions.ban(NOTCH, NOW).appeal().url());
     }
 
     @Test

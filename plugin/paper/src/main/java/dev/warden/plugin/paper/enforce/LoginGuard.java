@@ -3,14 +3,15 @@ package dev.warden.plugin.paper.enforce;
 import dev.warden.plugin.core.enforce.ActionFeed;
 import dev.warden.plugin.core.enforce.Sanctions;
 import java.time.Clock;
+import java.time.Instant;
 import org.bukkit.event.EventHandler;
 import org.bukkit.event.EventPriority;
 import org.bukkit.event.Listener;
 import org.bukkit.event.player.AsyncPlayerPreLoginEvent;
 
 /**
- * Refuses the login of a player on the local ban list (fired on a login thread; the list is in
- * memory: no network at login). A login another plugin refused already is left as it is.
+ * Refuses the login of a player on the local ban list, with the ban's appeal link when it has one
+ * (fired on a login thread; the list is in memory: no network at login). A login another plugin refused already is left as it is.
  */
 public final class LoginGuard implements Listener {
     private final Sanctions sanctions;
@@ -27,9 +28,10 @@ public final class LoginGuard implements Listener {
         if (event.getLoginResult() != AsyncPlayerPreLoginEvent.Result.ALLOWED) {
             return;
         }
-        Sanctions.Entry ban = sanctions.ban(event.getUniqueId(), clock.instant());
+        Instant now = clock.instant();
+        Sanctions.Entry ban = sanctions.ban(event.getUniqueId(), now);
         if (ban != null) {
-            event.disallow(AsyncPlayerPreLoginEvent.Result.KICK_BANNED, ActionFeed.banMessage(ban.reason(), ban.expiresAt()));
+            event.disallow(AsyncPlayerPreLoginEvent.Result.KICK_BANNED, ActionFeed.banMessage(ban, now));
         }
     }
 }
