@@ -64,3 +64,29 @@ pub async fn read_json_body(
     }
     Ok(inflated.into())
 }
+
+/// A whole body as one `T` (nothing after it); 400 `malformed_json` naming the field when it is
+/// not one.
+pub fn decode_strict<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, IngestError> {
+    let malformed = |field: String, message: String| IngestError::Malformed {
+        detail: if field.is_empty() {
+            message.clone()
+        } else {
+            format!("{field}: {message}")
+        },
+        errors: vec![shared::validation::FieldError {
+            field,
+            code: "malformed_json".into(),
+            message,
+        }],
+    };
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    let value: T = serde_path_to_error::deserialize(&mut json).map_err(|error| {
+        let field = error.path().to_string();
+        let field = if field == "." { String::new() } else { field };
+        malformed(field, error.inner().to_string())
+    })?;
+    json.end()
+        .map_err(|error| malformed(String::new(), error.to_string()))?;
+    Ok(value)
+}

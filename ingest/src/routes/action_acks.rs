@@ -124,27 +124,7 @@ async fn acknowledge(
 
 /// The body as an [`AckRequest`]; 400 `malformed_json` naming the field when it is not one.
 fn decode(bytes: &[u8]) -> Result<AckRequest, IngestError> {
-    let malformed = |field: String, message: String| IngestError::Malformed {
-        detail: if field.is_empty() {
-            message.clone()
-        } else {
-            format!("{field}: {message}")
-        },
-        errors: vec![FieldError {
-            field,
-            code: "malformed_json".into(),
-            message,
-        }],
-    };
-    let mut json = serde_json::Deserializer::from_slice(bytes);
-    let request: AckRequest = serde_path_to_error::deserialize(&mut json).map_err(|error| {
-        let field = error.path().to_string();
-        let field = if field == "." { String::new() } else { field };
-        malformed(field, error.inner().to_string())
-    })?;
-    json.end()
-        .map_err(|error| malformed(String::new(), error.to_string()))?;
-    Ok(request)
+    crate::body::decode_strict(bytes)
 }
 
 /// A result's code: its first error's, else `validation_failed`.

@@ -185,31 +185,9 @@ async fn refresh(
     Ok(Json(AppealLinks { links }))
 }
 
-/// The body as an [`AppealLinksRequest`]; 400 `malformed_json` naming the field when it is not
-/// one.
+/// The body as an [`AppealLinksRequest`]; 400 `malformed_json` naming the field when it is not one.
 fn decode(bytes: &[u8]) -> Result<AppealLinksRequest, IngestError> {
-    let malformed = |field: String, message: String| IngestError::Malformed {
-        detail: if field.is_empty() {
-            message.clone()
-        } else {
-            format!("{field}: {message}")
-        },
-        errors: vec![FieldError {
-            field,
-            code: "malformed_json".into(),
-            message,
-        }],
-    };
-    let mut json = serde_json::Deserializer::from_slice(bytes);
-    let request: AppealLinksRequest =
-        serde_path_to_error::deserialize(&mut json).map_err(|error| {
-            let field = error.path().to_string();
-            let field = if field == "." { String::new() } else { field };
-            malformed(field, error.inner().to_string())
-        })?;
-    json.end()
-        .map_err(|error| malformed(String::new(), error.to_string()))?;
-    Ok(request)
+    crate::body::decode_strict(bytes)
 }
 
 #[cfg(test)]

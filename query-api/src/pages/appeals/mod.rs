@@ -204,7 +204,7 @@ async fn inbox(
 }
 
 /// `GET /appeals/badge`: the count of new appeals as a badge for the navigation bar's link
-/// (nothing when there is none).
+/// (nothing when there is none); the bar asks again every minute, so it stays current.
 async fn badge(caller: SignedIn, State(state): State<AppState>) -> Result<Response, PageError> {
     require_role(&caller)?;
     let count = appeals::new_count(&state.reads, caller.member().account_id).await?;
