@@ -75,4 +75,4 @@ chmod 700 "$work/run-stack.sh"
 section "plugin contract test"
 WARDEN_IT_STACK_CMD="$work/run-stack.sh" WARDEN_IT_BASE_URL="$base_url" WARDEN_IT_ADMIN_KEY="$admin_key" \
     WARDEN_IT_STACK_LOG="$out_dir/stack.log" WARDEN_IT_NATS_URL="nats://127.0.0.1:$nats_port" \
-    mvn -B -ntp -f plugin/pom.xml -pl core test -Dtest='ContractIT,EnforcementIT' -Dsurefire.failIfNoSpecifiedTests=false
+    mvn -B -ntp -f plugin/pom.xml -pl core test -Dtest='ContractIT,EnforcementIT,PunishmentBridgeIT' -Dsurefire.failIfNoSpecifiedTests=false
