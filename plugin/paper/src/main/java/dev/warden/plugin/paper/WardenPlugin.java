@@ -17,6 +17,7 @@ import dev.warden.plugin.paper.listener.PlayerListener;
 import dev.warden.plugin.paper.listener.ProxyAnnouncer;
 import dev.warden.plugin.paper.listener.SpigotChatListener;
 import dev.warden.plugin.paper.punishments.ConsoleCommands;
+import dev.warden.plugin.paper.punishments.advancedban.AdvancedBanBridge;
 import dev.warden.plugin.paper.punishments.litebans.LiteBansBridge;
 import dev.warden.plugin.paper.scheduler.PlatformScheduler;
 import java.io.IOException;
@@ -118,8 +119,13 @@ public final class WardenPlugin extends JavaPlugin {
                     i -> dev.warden.plugin.paper.punishments.libertybans.LibertyBansIntegration.enable(started.capture(), i)));
         }
         if (plugins.isPluginEnabled("AdvancedBan")) {
-            punishmentPlugins.add(integrations.enable("AdvancedBan", version("AdvancedBan"),
-                    i -> dev.warden.plugin.paper.punishments.advancedban.AdvancedBanIntegration.enable(this, started.capture(), i)));
+            Integration advancedBan = integrations.enable("AdvancedBan", version("AdvancedBan"),
+                    i -> dev.warden.plugin.paper.punishments.advancedban.AdvancedBanIntegration.enable(this, started.capture(), i));
+            punishmentPlugins.add(advancedBan);
+            if (bridge == null && advancedBan.active()) {
+                // Through AdvancedBan's API (Punishment.create, PunishmentManager), on the server's thread.
+                bridge = AdvancedBanBridge.onServerThread(scheduler);
+            }
         }
         started.useBridge(bridge);
         started.start();

@@ -16,6 +16,8 @@ import java.util.logging.Logger;
  */
 final class BridgeDispatch {
     private static final String SEPARATOR = " - Appeal at ";
+    /** The longest ack detail the service takes. */
+    private static final int MAX_DETAIL = 512;
 
     private final BridgeLinks links;
     private final Logger logger;
@@ -39,7 +41,7 @@ final class BridgeDispatch {
             id = b.issue(p.type(), p.playerUuid(), p.playerName(), reason, p.expiresAt());
         } catch (PunishmentBridge.Refused e) {
             links.cancelIssue(b.source(), p.playerUuid(), p.type(), a.id());
-            return new FeedState.Ack(a.id(), Outcome.FAILED, b.displayName() + " refused it: " + e.getMessage(), now);
+            return new FeedState.Ack(a.id(), Outcome.FAILED, detail(b.displayName() + " refused it: " + e.getMessage()), now);
         } catch (RuntimeException e) {
             links.cancelIssue(b.source(), p.playerUuid(), p.type(), a.id());
             logger.log(Level.WARNING, "action feed: applying " + a.id() + " through " + b.displayName() + " failed", e);
@@ -96,7 +98,7 @@ final class BridgeDispatch {
         try {
             b.lift(type, player, null, externalId, r.reason());
         } catch (PunishmentBridge.Refused e) {
-            return new FeedState.Ack(a.id(), Outcome.FAILED, b.displayName() + " refused it: " + e.getMessage(), now);
+            return new FeedState.Ack(a.id(), Outcome.FAILED, detail(b.displayName() + " refused it: " + e.getMessage()), now);
         } catch (RuntimeException e) {
             logger.log(Level.WARNING, "action feed: lifting through " + b.displayName() + " failed", e);
             return new FeedState.Ack(a.id(), Outcome.FAILED, b.displayName() + ": " + e.getClass().getSimpleName(), now);
@@ -120,6 +122,10 @@ final class BridgeDispatch {
             }
         }
         return base.length() > max ? cut(base, max) : base;
+    }
+
+    private static String detail(String s) {
+        return s.length() > MAX_DETAIL ? cut(s, MAX_DETAIL) : s;
     }
 
     /** The first {@code n} characters, not splitting a surrogate pair. */

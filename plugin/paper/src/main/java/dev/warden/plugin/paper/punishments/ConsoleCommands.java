@@ -10,9 +10,9 @@ import org.bukkit.Server;
 import org.bukkit.plugin.Plugin;
 
 /**
- * Console commands for the punishment plugins whose API cannot issue a punishment: dispatched on
- * the server's thread (Folia: the global region), the feed's thread waiting for it, and the text
- * that goes into them made safe.
+ * Calls into the punishment plugins from the feed's thread: console commands (for a plugin whose
+ * API cannot issue a punishment) and API calls, each run on the server's thread (Folia: the global
+ * region) while the feed's thread waits for it, and the text that goes into them made safe.
  */
 public final class ConsoleCommands {
     /** How long the feed's thread waits for the server's thread to run a command. */
@@ -33,23 +33,39 @@ public final class ConsoleCommands {
     public static Runner console(Plugin plugin, PlatformScheduler scheduler) {
         return line -> {
             Server server = plugin.getServer();
-            try {
-                Boolean found = scheduler.onServerThread(() -> server.dispatchCommand(server.getConsoleSender(), line))
-                        .get(WAIT_SECONDS, TimeUnit.SECONDS);
-                if (!Boolean.TRUE.equals(found)) {
-                    throw new PunishmentBridge.Refused("the server knows no command " + line.split(" ", 2)[0]);
-                }
-            } catch (ExecutionException e) {
-                Throwable cause = e.getCause() == null ? e : e.getCause();
-                throw new PunishmentBridge.Refused(cause.getClass().getSimpleName()
-                        + (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
-            } catch (TimeoutException e) {
-                throw new PunishmentBridge.Refused("the server's thread did not run it within " + WAIT_SECONDS + " s");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new PunishmentBridge.Refused("interrupted (the server is stopping)");
+            Boolean found = onServerThread(scheduler, () -> server.dispatchCommand(server.getConsoleSender(), line));
+            if (!Boolean.TRUE.equals(found)) {
+                throw new PunishmentBridge.Refused("the server knows no command " + line.split(" ", 2)[0]);
             }
         };
+    }
+
+    /**
+     * Runs {@code task} on the server's thread and waits for it (at most {@link #WAIT_SECONDS}); what
+     * it throws, or a timeout, is a refusal.
+     */
+    public static <T> T onServerThread(PlatformScheduler scheduler, java.util.concurrent.Callable<T> task)
+            throws PunishmentBridge.Refused {
+        try {
+            return scheduler.<T>onServerThread(() -> {
+                try {
+                    return task.call();
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            }).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw new PunishmentBridge.Refused(cause.getClass().getSimpleName()
+                    + (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
+        } catch (TimeoutException e) {
+            throw new PunishmentBridge.Refused("the server's thread did not run it within " + WAIT_SECONDS + " s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PunishmentBridge.Refused("interrupted (the server is stopping)");
+        }
     }
 
     /**
