@@ -115,8 +115,13 @@ public final class WardenPlugin extends JavaPlugin {
             }
         }
         if (plugins.isPluginEnabled("LibertyBans")) {
-            punishmentPlugins.add(integrations.enable("LibertyBans", version("LibertyBans"),
-                    i -> dev.warden.plugin.paper.punishments.libertybans.LibertyBansIntegration.enable(started.capture(), i)));
+            Integration libertyBans = integrations.enable("LibertyBans", version("LibertyBans"),
+                    i -> dev.warden.plugin.paper.punishments.libertybans.LibertyBansIntegration.enable(started.capture(), i));
+            punishmentPlugins.add(libertyBans);
+            if (bridge == null && libertyBans.active()) {
+                // Through LibertyBans' API (drafts and revocation orders), from the feed's thread.
+                bridge = dev.warden.plugin.paper.punishments.libertybans.LibertyBansBridge.running();
+            }
         }
         if (plugins.isPluginEnabled("AdvancedBan")) {
             Integration advancedBan = integrations.enable("AdvancedBan", version("AdvancedBan"),

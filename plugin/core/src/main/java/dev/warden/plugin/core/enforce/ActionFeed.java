@@ -103,7 +103,7 @@ public final class ActionFeed {
     private void warnFallback() {
         if (config.throughPlugin() && bridge == null) {
             logger.warning("enforcement.apply-through is punishment-plugin, but no supported punishment plugin"
-                    + " (LiteBans, AdvancedBan) is enabled: Warden's own lists apply");
+                    + " (LiteBans, LibertyBans, AdvancedBan) is enabled: Warden's own lists apply");
         }
     }
 
@@ -513,7 +513,7 @@ public final class ActionFeed {
         }
         if (b == null) {
             return "Warden's own lists: apply-through is punishment-plugin, but no supported punishment plugin"
-                    + " (LiteBans, AdvancedBan) is enabled";
+                    + " (LiteBans, LibertyBans, AdvancedBan) is enabled";
         }
         return "through " + b.displayName() + ", " + (c.pluginWriter()
                 ? "written by this server (punishment-plugin-writer)" : "written by the writer server, not this one");
