@@ -3,7 +3,9 @@
 # real stack (the debug build of `stack` on a private nats-server and PostgreSQL database) and reads
 # each back through the dashboard API, with the stack killed and restarted in the middle; and two
 # plugin cores read the dashboard's actions from the stack's feed and enforce each once, across a
-# restart of the stack and of one core (EnforcementIT).
+# restart of the stack and of one core (EnforcementIT); and two cores with a recording punishment
+# plugin apply a dashboard ban through it on the writer only, once, with its echo not sent twice
+# and its revokes tracked both ways (PunishmentBridgeIT).
 #
 #   ./deploy/plugin_contract.sh [--no-build]
 #
