@@ -12,7 +12,9 @@ import java.util.logging.Logger;
 /**
  * The feed's actions applied through a punishment plugin ({@link PunishmentBridge}). Only the
  * writer server ({@code punishment-plugin-writer: true}) calls the plugin, so a database the
- * network shares gets each action once; every other server acknowledges {@code skipped}.
+ * network shares gets each action once; every other server acknowledges {@code skipped}, and
+ * expects the echo all the same: a plugin that reports the entries it syncs from the shared
+ * database on every server would otherwise send the writer's ban from each of them as a new one.
  */
 final class BridgeDispatch {
     private static final String SEPARATOR = " - Appeal at ";
@@ -31,6 +33,7 @@ final class BridgeDispatch {
     /** A ban, mute or warning (in scope, not expired, not stale) applied through the plugin. */
     FeedState.Ack issue(Action a, Action.Issue p, PunishmentBridge b, boolean writer, Instant now) {
         if (!writer) {
+            links.expectIssue(b.source(), p.playerUuid(), p.type(), a.id());
             return new FeedState.Ack(a.id(), Outcome.SKIPPED, "applied through " + b.displayName()
                     + " by the writer server (punishment-plugin-writer)", now);
         }
@@ -83,6 +86,11 @@ final class BridgeDispatch {
             return null;
         }
         if (!writer) {
+            java.util.UUID player = own ? r.playerUuid() : link.player();
+            if (player != null) {
+                links.expectRevoke(b.source(), player, own ? r.type() : link.type());
+            }
+            links.unlink(r.punishmentId());
             return new FeedState.Ack(a.id(), Outcome.SKIPPED, "lifted in " + b.displayName()
                     + " by the writer server (punishment-plugin-writer)", now);
         }

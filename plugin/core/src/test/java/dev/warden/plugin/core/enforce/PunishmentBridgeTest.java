@@ -209,6 +209,30 @@ class PunishmentBridgeTest {
         assertNull(sanctions.ban(NOTCH, NOW));
         assertEquals(List.of("kick Kicked: afk"), platform.calls);
         assertTrue(feed.status().mode().contains("written by the writer server, not this one"), feed.status().mode());
+
+        // The plugin reports here the ban the writer made (synced from a shared database): it is
+        // the dashboard's ban, linked, not sent as a new one; an in-game unban here ends it.
+        plugin.integration.punishmentIssued(NOTCH, "Notch", "ban", "x", null, "Console", null, null, false, "global",
+                "litebans", "42");
+        assertEquals(List.of(), sent(), "the synced copy of the writer's ban is not a second punishment");
+        plugin.integration.punishmentRevoked(NOTCH, "Notch", "ban", null, "Bob", null, "litebans", "42");
+        List<JsonObject> revokes = sent();
+        assertEquals(1, revokes.size());
+        assertEquals(id(1).toString(), revokes.get(0).get("punishment_id").getAsString());
+
+        // A dashboard revoke: this server skips it, and the plugin's synced unban is its echo.
+        plugin.integration.punishmentIssued(NOTCH, "Notch", "mute", "y", null, "Console", null, null, false, "global",
+                "litebans", "43");
+        script.page(issue(3, "mute", "y", null, "global", NOW));
+        feed.step(0);
+        plugin.integration.punishmentIssued(NOTCH, "Notch", "mute", "y", null, "Console", null, null, false, "global",
+                "litebans", "44");
+        assertEquals(1, sent().size(), "a mute reported before its action came is the plugin's own");
+        script.page(revoke(4, 3, "mute"));
+        feed.step(0);
+        plugin.integration.punishmentRevoked(NOTCH, "Notch", "mute", null, "Console", null, "litebans", "44");
+        assertEquals(List.of(), sent(), "the synced unmute is the echo of the dashboard's revoke");
+        assertEquals(List.of(), plugin.calls, "only the writer calls the plugin");
     }
 
     @Test
