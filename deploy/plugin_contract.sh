@@ -3,7 +3,9 @@
 # real stack (the debug build of `stack` on a private nats-server and PostgreSQL database) and reads
 # each back through the dashboard API, with the stack killed and restarted in the middle; and two
 # plugin cores read the dashboard's actions from the stack's feed and enforce each once, across a
-# restart of the stack and of one core (EnforcementIT).
+# restart of the stack and of one core (EnforcementIT); and two cores with a recording punishment
+# plugin apply a dashboard ban through it on the writer only, once, with its echo not sent twice
+# and its revokes tracked both ways (PunishmentBridgeIT).
 #
 #   ./deploy/plugin_contract.sh [--no-build]
 #
@@ -75,4 +77,4 @@ chmod 700 "$work/run-stack.sh"
 section "plugin contract test"
 WARDEN_IT_STACK_CMD="$work/run-stack.sh" WARDEN_IT_BASE_URL="$base_url" WARDEN_IT_ADMIN_KEY="$admin_key" \
     WARDEN_IT_STACK_LOG="$out_dir/stack.log" WARDEN_IT_NATS_URL="nats://127.0.0.1:$nats_port" \
-    mvn -B -ntp -f plugin/pom.xml -pl core test -Dtest='ContractIT,EnforcementIT' -Dsurefire.failIfNoSpecifiedTests=false
+    mvn -B -ntp -f plugin/pom.xml -pl core test -Dtest='ContractIT,EnforcementIT,PunishmentBridgeIT' -Dsurefire.failIfNoSpecifiedTests=false

@@ -29,6 +29,16 @@ public interface Server {
 
     org.bukkit.plugin.messaging.Messenger getMessenger();
 
+    /** The console, as the sender of commands the plugin dispatches. */
+    org.bukkit.command.ConsoleCommandSender getConsoleSender();
+
+    /**
+     * Runs a command as {@code sender}; false when no such command exists. Throws the unchecked
+     * {@code CommandException} when the command's executor fails (not declared here: the plugin
+     * catches RuntimeException).
+     */
+    boolean dispatchCommand(org.bukkit.command.CommandSender sender, String commandLine);
+
     /** Paper only (not in Spigot's API). */
     double[] getTPS();
 

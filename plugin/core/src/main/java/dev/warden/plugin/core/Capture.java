@@ -18,6 +18,8 @@ public final class Capture implements WardenApi {
     private volatile WardenConfig config;
     private volatile CommandRedactor redactor;
     private final ServerStats stats;
+    /** The echoes and links of dashboard punishments applied through a punishment plugin (null: none). */
+    private volatile dev.warden.plugin.core.enforce.BridgeLinks links;
 
     public Capture(EventQueue queue, UUID serverId, WardenConfig config, Clock clock) {
         this(queue, serverId, config, clock, null);
@@ -30,6 +32,11 @@ public final class Capture implements WardenApi {
         this.clock = clock;
         this.stats = stats;
         configure(config);
+    }
+
+    /** Where the echoes of punishments applied through a punishment plugin are recognised. */
+    public void bridgeLinks(dev.warden.plugin.core.enforce.BridgeLinks links) {
+        this.links = links;
     }
 
     public void configure(WardenConfig config) {
@@ -128,11 +135,17 @@ public final class Capture implements WardenApi {
      * issuedAt} when the plugin says it began (null: now); {@code expiresAt} null for a permanent
      * one; {@code staffUuid} null for the console; {@code scope} the plugin's server scope, or
      * "global"; {@code externalId} the plugin's own id, which its revoke names. Returns whether
-     * the record was queued (false while punishments are not captured, or the queue is full).
+     * the record was queued (false while punishments are not captured, or the queue is full, or
+     * when it is the plugin's echo of a dashboard punishment applied through it: that one is in
+     * the log already, and the plugin's id is linked to it instead).
      */
     public boolean punishmentIssued(UUID player, String name, String type, String reason, UUID staffUuid,
             String staffName, Instant issuedAt, Instant expiresAt, boolean ipBased, String scope,
             String sourcePlugin, String externalId) {
+        dev.warden.plugin.core.enforce.BridgeLinks l = links;
+        if (l != null && sourcePlugin != null && l.issueSeen(sourcePlugin, player, type, externalId)) {
+            return false;
+        }
         if (!config.capturePunishments()) {
             return false;
         }
@@ -146,14 +159,29 @@ public final class Capture implements WardenApi {
      * The revoke of a punishment a punishment plugin issued, named by that plugin's id ({@code
      * sourcePlugin}, {@code type} and {@code externalId} as the issue sent them), now: who revoked
      * it ({@code staffUuid} null for the console or when the plugin does not say) and why ({@code
-     * revokeReason}, null when not given). Returns whether the record was queued.
+     * revokeReason}, null when not given). Returns whether the record was queued. The revoke of a
+     * plugin id linked to a dashboard punishment is sent by that punishment's id; the plugin's echo
+     * of a revoke the dashboard made through it is not sent.
      */
     public boolean punishmentRevoked(UUID player, String name, String type, UUID staffUuid, String staffName,
             String revokeReason, String sourcePlugin, String externalId) {
+        dev.warden.plugin.core.enforce.BridgeLinks l = links;
+        UUID punishmentId = null;
+        if (l != null && sourcePlugin != null) {
+            dev.warden.plugin.core.enforce.BridgeLinks.Revoke seen = l.revokeSeen(sourcePlugin, player, type, externalId);
+            if (seen.echo()) {
+                return false;
+            }
+            punishmentId = seen.punishmentId();
+        }
         if (!config.capturePunishments()) {
             return false;
         }
         Instant at = now();
+        if (punishmentId != null) {
+            return queue.offer(new Records.Punishment(UuidV7.at(at), serverId, player, name, type, "revoke", null,
+                    staffUuid, staffName, at, null, null, null, null, null, punishmentId, revokeReason));
+        }
         return queue.offer(new Records.Punishment(UuidV7.at(at), serverId, player, name, type, "revoke", null,
                 staffUuid, staffName, at, null, null, null, sourcePlugin, externalId, null, revokeReason));
     }

@@ -43,6 +43,7 @@ public final class StatusText {
                 "  actions: " + f.connection() + ", cursor " + (f.cursor() == null ? "none yet" : f.cursor())
                         + (f.serverGroup() == null ? "" : ", server group " + f.serverGroup()),
                 "  last action: " + (f.lastAction() == null ? "none" : f.lastAction() + " (" + ago(f.lastActionAt(), now) + " ago)"),
+                "  enforcement: " + f.mode(),
                 "  known: " + f.bans() + " ban(s), " + f.mutes() + " mute(s)"
                         + (f.pendingAcks() > 0 ? "; " + f.pendingAcks() + " ack(s) waiting" : "")
                         + (f.lastError() == null ? "" : "; last error: " + f.lastError() + " (" + ago(f.lastErrorAt(), now) + " ago)"));

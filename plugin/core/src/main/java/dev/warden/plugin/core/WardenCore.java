@@ -1,6 +1,8 @@
 package dev.warden.plugin.core;
 
 import dev.warden.plugin.core.enforce.ActionFeed;
+import dev.warden.plugin.core.enforce.BridgeLinks;
+import dev.warden.plugin.core.enforce.PunishmentBridge;
 import dev.warden.plugin.core.enforce.EnforcementConfig;
 import dev.warden.plugin.core.enforce.Enforcer;
 import dev.warden.plugin.core.enforce.FeedState;
@@ -40,6 +42,7 @@ public final class WardenCore {
     private final FeedState feedState;
     private volatile WardenConfig config;
     private volatile ActionFeed feed;
+    private volatile PunishmentBridge bridge;
     private volatile boolean stopped;
 
     public WardenCore(Path dataFolder, WardenConfig config, ServerStats stats, Logger logger) throws IOException {
@@ -52,9 +55,10 @@ public final class WardenCore {
         this.config = config;
         UUID serverId = ServerIdentity.loadOrCreate(dataFolder);
         // The ban and mute lists as of the last sync: enforced from the start, even offline.
-        this.feedState = FeedState.load(dataFolder, sanctions);
+        this.feedState = FeedState.load(dataFolder, sanctions, new BridgeLinks(Clock.systemUTC()));
         this.queue = new EventQueue(config.queueCapacity());
         this.capture = new Capture(queue, serverId, config, Clock.systemUTC(), stats);
+        capture.bridgeLinks(feedState.links());
         this.integrations = new Integrations(logger);
         this.spool = new Spool(dataFolder.resolve("spool"), config.spoolMaxMb() * 1024L * 1024L, logger);
         if (spool.batches() > 0) {
@@ -96,8 +100,26 @@ public final class WardenCore {
         }
         ActionFeed started = new ActionFeed(feedState, sanctions, enforcer, serverId(), enforcement, transport,
                 config.maxBackoffSeconds(), Clock.systemUTC(), logger);
+        started.useBridge(bridge);
         started.start();
         feed = started;
+    }
+
+    /**
+     * The punishment plugin dashboard actions may be applied through (null: none enabled). Set it
+     * before {@link #startEnforcement}; a running feed takes it at once.
+     */
+    public void useBridge(PunishmentBridge bridge) {
+        this.bridge = bridge;
+        ActionFeed f = feed;
+        if (f != null) {
+            f.useBridge(bridge);
+        }
+    }
+
+    /** The links of dashboard punishments applied through a punishment plugin. */
+    public BridgeLinks bridgeLinks() {
+        return feedState.links();
     }
 
     /** The local ban and mute lists (read them on any thread). */

@@ -25,13 +25,20 @@ final class ConfigReader {
             out.add(cap);
         }
         out.addAll(enforcement(c).problems());
+        if (EnforcementConfig.throughPlugin(c.getString("enforcement.apply-through", EnforcementConfig.WARDEN)) == null) {
+            out.add("enforcement.apply-through must be " + EnforcementConfig.WARDEN + " or "
+                    + EnforcementConfig.PUNISHMENT_PLUGIN + " (is " + c.getString("enforcement.apply-through", "") + ")");
+        }
         return out;
     }
 
     /** {@code server-group} and {@code enforcement.*}: the dashboard's actions on this server. */
     static EnforcementConfig enforcement(ConfigurationSection c) {
         return new EnforcementConfig(c.getBoolean("enforcement.enabled", true), c.getString("server-group", ""),
-                c.getInt("enforcement.wait-seconds", EnforcementConfig.DEFAULTS.waitSeconds()));
+                c.getInt("enforcement.wait-seconds", EnforcementConfig.DEFAULTS.waitSeconds()),
+                Boolean.TRUE.equals(EnforcementConfig.throughPlugin(
+                        c.getString("enforcement.apply-through", EnforcementConfig.WARDEN))),
+                c.getBoolean("enforcement.punishment-plugin-writer", false));
     }
 
     /** config.yml's {@code proxy}: this server is behind a proxy that runs Warden (default false). */

@@ -5,6 +5,7 @@ import dev.warden.plugin.core.Status;
 import dev.warden.plugin.core.WardenConfig;
 import dev.warden.plugin.core.WardenCore;
 import dev.warden.plugin.core.enforce.FeedStatus;
+import dev.warden.plugin.core.enforce.PunishmentBridge;
 import dev.warden.plugin.core.integration.Integration;
 import dev.warden.plugin.core.integration.Integrations;
 import dev.warden.plugin.paper.enforce.LoginGuard;
@@ -15,6 +16,9 @@ import dev.warden.plugin.paper.listener.PaperChatListener;
 import dev.warden.plugin.paper.listener.PlayerListener;
 import dev.warden.plugin.paper.listener.ProxyAnnouncer;
 import dev.warden.plugin.paper.listener.SpigotChatListener;
+import dev.warden.plugin.paper.punishments.ConsoleCommands;
+import dev.warden.plugin.paper.punishments.advancedban.AdvancedBanBridge;
+import dev.warden.plugin.paper.punishments.litebans.LiteBansBridge;
 import dev.warden.plugin.paper.scheduler.PlatformScheduler;
 import java.io.IOException;
 import java.time.Clock;
@@ -100,18 +104,35 @@ public final class WardenPlugin extends JavaPlugin {
                     this, started.capture(), started.flagCap(), i));
         }
         // Punishment plugins: each sends its own bans and kicks (the listener then leaves plugin kicks to it).
+        PunishmentBridge bridge = null;
         if (plugins.isPluginEnabled("LiteBans")) {
-            punishmentPlugins.add(integrations.enable("LiteBans", version("LiteBans"),
-                    i -> dev.warden.plugin.paper.punishments.litebans.LiteBansIntegration.enable(started.capture(), i)));
+            Integration liteBans = integrations.enable("LiteBans", version("LiteBans"),
+                    i -> dev.warden.plugin.paper.punishments.litebans.LiteBansIntegration.enable(started.capture(), i));
+            punishmentPlugins.add(liteBans);
+            if (liteBans.active()) {
+                // Dashboard actions through LiteBans' console commands; its events bring the ids back.
+                bridge = new LiteBansBridge(ConsoleCommands.console(this, scheduler), Clock.systemUTC());
+            }
         }
         if (plugins.isPluginEnabled("LibertyBans")) {
-            punishmentPlugins.add(integrations.enable("LibertyBans", version("LibertyBans"),
-                    i -> dev.warden.plugin.paper.punishments.libertybans.LibertyBansIntegration.enable(started.capture(), i)));
+            Integration libertyBans = integrations.enable("LibertyBans", version("LibertyBans"),
+                    i -> dev.warden.plugin.paper.punishments.libertybans.LibertyBansIntegration.enable(started.capture(), i));
+            punishmentPlugins.add(libertyBans);
+            if (bridge == null && libertyBans.active()) {
+                // Through LibertyBans' API (drafts and revocation orders), from the feed's thread.
+                bridge = dev.warden.plugin.paper.punishments.libertybans.LibertyBansBridge.running();
+            }
         }
         if (plugins.isPluginEnabled("AdvancedBan")) {
-            punishmentPlugins.add(integrations.enable("AdvancedBan", version("AdvancedBan"),
-                    i -> dev.warden.plugin.paper.punishments.advancedban.AdvancedBanIntegration.enable(this, started.capture(), i)));
+            Integration advancedBan = integrations.enable("AdvancedBan", version("AdvancedBan"),
+                    i -> dev.warden.plugin.paper.punishments.advancedban.AdvancedBanIntegration.enable(this, started.capture(), i));
+            punishmentPlugins.add(advancedBan);
+            if (bridge == null && advancedBan.active()) {
+                // Through AdvancedBan's API (Punishment.create, PunishmentManager), on the server's thread.
+                bridge = AdvancedBanBridge.onServerThread(scheduler);
+            }
         }
+        started.useBridge(bridge);
         started.start();
         started.startEnforcement(ConfigReader.enforcement(getConfig()), new PaperEnforcer(scheduler));
         core = started;

@@ -129,5 +129,18 @@ class PluginFilesTest {
             assertTrue(values.containsKey(k), k);
         }
         assertEquals(false, ConfigReader.behindProxy(parsed), "not behind a proxy unless told");
+
+        // Dashboard actions: Warden's own lists and no writer by default; the two other settings read.
+        dev.warden.plugin.core.enforce.EnforcementConfig enforcement = ConfigReader.enforcement(parsed);
+        assertEquals("warden", values.get("enforcement.apply-through"));
+        assertEquals(false, enforcement.throughPlugin());
+        assertEquals(false, enforcement.pluginWriter());
+        values.put("enforcement.apply-through", "punishment-plugin");
+        values.put("enforcement.punishment-plugin-writer", "true");
+        assertTrue(ConfigReader.enforcement(parsed).throughPlugin() && ConfigReader.enforcement(parsed).pluginWriter());
+        assertTrue(ConfigReader.problems(read, parsed).stream().noneMatch(p -> p.startsWith("enforcement.apply-through")));
+        values.put("enforcement.apply-through", "litebans");
+        assertTrue(ConfigReader.problems(read, parsed).stream().anyMatch(p -> p.startsWith(
+                "enforcement.apply-through must be warden or punishment-plugin (is litebans)")));
     }
 }

@@ -60,4 +60,20 @@ public class Punishment {
     public int getId() {
         return id;
     }
+
+    /**
+     * Stores it (the real one writes AdvancedBan's database, sets the id, kicks or tells the
+     * player and fires {@code PunishmentEvent}); {@code silent}: no broadcast to staff.
+     */
+    public void create(boolean silent) {
+        throw new UnsupportedOperationException("AdvancedBan is not running");
+    }
+
+    /**
+     * Lifts it (the real one deletes it from AdvancedBan's database and fires {@code
+     * RevokePunishmentEvent}); {@code who} null: no notification.
+     */
+    public void delete(String who, boolean massClear, boolean removeCache) {
+        throw new UnsupportedOperationException("AdvancedBan is not running");
+    }
 }

@@ -10,4 +10,8 @@ public interface LibertyBans {
     PunishmentFormatter getFormatter();
 
     ScopeManager getScopeManager();
+
+    space.arim.libertybans.api.punish.PunishmentDrafter getDrafter();
+
+    space.arim.libertybans.api.punish.PunishmentRevoker getRevoker();
 }

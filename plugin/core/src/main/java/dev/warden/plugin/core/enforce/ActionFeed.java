@@ -53,6 +53,9 @@ public final class ActionFeed {
     private volatile Backoff backoff;
     private volatile Thread thread;
     private volatile boolean stopped;
+    /** The punishment plugin actions may be applied through, or null when none is enabled. */
+    private volatile PunishmentBridge bridge;
+    private final BridgeDispatch through;
 
     private volatile String connection = "not connected yet";
     private volatile String lastError;
@@ -72,7 +75,36 @@ public final class ActionFeed {
         this.logger = logger;
         this.cursorVisible = state.cursor;
         this.pendingVisible = state.pendingAcks.size();
+        this.through = new BridgeDispatch(state.links(), logger);
         configure(config, transport, maxBackoffSeconds);
+    }
+
+    /**
+     * The punishment plugin to apply actions through ({@code apply-through: punishment-plugin})
+     * and to lift its own punishments in; null when no supported one is enabled.
+     */
+    public void useBridge(PunishmentBridge bridge) {
+        this.bridge = bridge;
+        if (thread != null) {
+            warnFallback();
+        }
+    }
+
+    /** The links of dashboard punishments applied through a punishment plugin. */
+    public BridgeLinks links() {
+        return state.links();
+    }
+
+    /** How long an issue applied through the plugin waits for the plugin's event naming its id. */
+    void echoWait(Duration wait) {
+        through.echoWait = wait;
+    }
+
+    private void warnFallback() {
+        if (config.throughPlugin() && bridge == null) {
+            logger.warning("enforcement.apply-through is punishment-plugin, but no supported punishment plugin"
+                    + " (LiteBans, LibertyBans, AdvancedBan) is enabled: Warden's own lists apply");
+        }
     }
 
     /** New settings (on /warden reload); the next request uses them. */
@@ -80,6 +112,9 @@ public final class ActionFeed {
         this.config = config;
         this.transport = transport;
         this.backoff = new Backoff(1000, maxBackoffSeconds * 1000L, () -> ThreadLocalRandom.current().nextDouble());
+        if (thread != null) {
+            warnFallback();
+        }
     }
 
     /** Starts the feed's thread. */
@@ -87,6 +122,7 @@ public final class ActionFeed {
         Thread t = new Thread(this::run, "Warden action feed");
         t.setDaemon(true);
         thread = t;
+        warnFallback();
         t.start();
     }
 
@@ -178,7 +214,8 @@ public final class ActionFeed {
             state.cursor = next;
             changed = true;
         }
-        if (changed) {
+        // A link named by a late echo (the plugin's event came after the wait) is saved too.
+        if (changed || state.links().takeChanged()) {
             try {
                 state.save(sanctions);
             } catch (IOException e) {
@@ -264,6 +301,10 @@ public final class ActionFeed {
             }
             if (a.isRevoke()) {
                 Sanctions.Entry removed = sanctions.remove(a.revoke().punishmentId());
+                FeedState.Ack lifted = through.revoke(a, bridge, config.pluginWriter(), now);
+                if (lifted != null) {
+                    return lifted;
+                }
                 if (removed != null) {
                     if (removed.type().equals("mute")) {
                         enforcer.message(removed.player(), "You are no longer muted.");
@@ -289,6 +330,10 @@ public final class ActionFeed {
                 if (p.expiresAt() != null && !p.expiresAt().isAfter(now)) {
                     return new FeedState.Ack(a.id(), Outcome.SKIPPED, "expired", now);
                 }
+                PunishmentBridge b = throughBridge();
+                if (b != null) {
+                    return through.issue(a, p, b, config.pluginWriter(), now);
+                }
                 Sanctions.Entry entry = new Sanctions.Entry(a.id(), p.type(), p.playerUuid(), p.playerName(), p.reason(),
                         p.expiresAt(), a.at() == null ? now : a.at(), p.type().equals("ban") ? p.appeal() : null);
                 sanctions.put(entry);
@@ -303,6 +348,11 @@ public final class ActionFeed {
                 if (a.at() != null && a.at().plus(STALE_AFTER).isBefore(now)) {
                     return new FeedState.Ack(a.id(), Outcome.SKIPPED, "too old to act on", now);
                 }
+                // A kick is a moment, not state: Warden kicks on every server, whatever apply-through says.
+                PunishmentBridge b = throughBridge();
+                if (b != null && p.type().equals("warning")) {
+                    return through.issue(a, p, b, config.pluginWriter(), now);
+                }
                 Outcome o = p.type().equals("kick")
                         ? enforcer.kick(p.playerUuid(), "Kicked" + reason)
                         : enforcer.message(p.playerUuid(), "Warning" + reason);
@@ -312,6 +362,11 @@ public final class ActionFeed {
                 return new FeedState.Ack(a.id(), Outcome.SKIPPED, "unknown punishment type " + p.type(), now);
             }
         }
+    }
+
+    /** The bridge bans, mutes and warnings go through, or null for Warden's own lists. */
+    private PunishmentBridge throughBridge() {
+        return config.throughPlugin() ? bridge : null;
     }
 
     /**
@@ -444,6 +499,23 @@ public final class ActionFeed {
         Instant now = clock.instant();
         return new FeedStatus(connection, cursorVisible, state.lastAction, state.lastActionAt,
                 sanctions.count("ban", now), sanctions.count("mute", now), pendingVisible, config.serverGroup(),
-                lastError, lastErrorAt);
+                lastError, lastErrorAt, mode());
+    }
+
+    /** How bans, mutes and warnings are applied here, for {@code /warden status}. */
+    String mode() {
+        PunishmentBridge b = bridge;
+        EnforcementConfig c = config;
+        if (!c.throughPlugin()) {
+            return "Warden's own lists" + (b == null ? ""
+                    : "; " + b.displayName() + "'s own punishments revoked on the dashboard are lifted in it by "
+                            + (c.pluginWriter() ? "this server (the writer)" : "the writer server"));
+        }
+        if (b == null) {
+            return "Warden's own lists: apply-through is punishment-plugin, but no supported punishment plugin"
+                    + " (LiteBans, LibertyBans, AdvancedBan) is enabled";
+        }
+        return "through " + b.displayName() + ", " + (c.pluginWriter()
+                ? "written by this server (punishment-plugin-writer)" : "written by the writer server, not this one");
     }
 }

@@ -20,8 +20,9 @@ import java.util.UUID;
 /**
  * What the feed keeps in the data folder ({@code enforcement.json}), written atomically (a temporary
  * file moved over the old one) after each page of actions is applied: the cursor, the ids of the
- * actions applied (the newest {@link #MAX_APPLIED}), the acks not yet accepted, and the ban and
- * mute lists (with each ban's appeal link). Used by the feed's thread only (and by the platform on load).
+ * actions applied (the newest {@link #MAX_APPLIED}), the acks not yet accepted, the ban and
+ * mute lists (with each ban's appeal link), and the links of dashboard punishments applied through
+ * a punishment plugin ({@link BridgeLinks}). Used by the feed's thread only (and by the platform on load).
  */
 public final class FeedState {
     public static final String FILE_NAME = "enforcement.json";
@@ -31,19 +32,26 @@ public final class FeedState {
     public record Ack(UUID actionId, Outcome outcome, String detail, Instant at) {}
 
     private final Path file;
+    private final BridgeLinks links;
     String cursor;
     final LinkedHashSet<UUID> applied = new LinkedHashSet<>();
     final List<Ack> pendingAcks = new ArrayList<>();
     volatile String lastAction;
     volatile Instant lastActionAt;
 
-    private FeedState(Path file) {
+    private FeedState(Path file, BridgeLinks links) {
         this.file = file;
+        this.links = links;
     }
 
     /** Loads the state (and fills {@code sanctions}); a missing file is a first run. */
     public static FeedState load(Path dataFolder, Sanctions sanctions) throws IOException {
-        FeedState s = new FeedState(dataFolder.resolve(FILE_NAME));
+        return load(dataFolder, sanctions, new BridgeLinks(java.time.Clock.systemUTC()));
+    }
+
+    /** Loads the state (and fills {@code sanctions} and {@code links}); a missing file is a first run. */
+    public static FeedState load(Path dataFolder, Sanctions sanctions, BridgeLinks links) throws IOException {
+        FeedState s = new FeedState(dataFolder.resolve(FILE_NAME), links);
         if (!Files.exists(s.file)) {
             return s;
         }
@@ -71,6 +79,15 @@ public final class FeedState {
                         AppealLink.of(Action.string(x, "appeal_url"), Action.string(x, "appeal_expires_at"))));
             }
             sanctions.replaceAll(entries);
+            // Absent from files written before punishment-plugin links: none.
+            List<BridgeLinks.Link> linked = new ArrayList<>();
+            for (JsonElement e : array(o, "links")) {
+                JsonObject x = e.getAsJsonObject();
+                linked.add(new BridgeLinks.Link(UUID.fromString(x.get("punishment_id").getAsString()),
+                        x.get("source_plugin").getAsString(), x.get("type").getAsString(),
+                        UUID.fromString(x.get("player_uuid").getAsString()), Action.string(x, "external_id")));
+            }
+            links.replaceAll(linked);
             s.lastAction = Action.string(o, "last_action");
             String at = Action.string(o, "last_action_at");
             s.lastActionAt = at == null ? null : Instant.parse(at);
@@ -133,6 +150,20 @@ public final class FeedState {
             list.add(x);
         }
         o.add("sanctions", list);
+        links.takeChanged();
+        JsonArray linked = new JsonArray();
+        for (BridgeLinks.Link l : links.links()) {
+            JsonObject x = new JsonObject();
+            x.addProperty("punishment_id", l.punishmentId().toString());
+            x.addProperty("source_plugin", l.source());
+            x.addProperty("type", l.type());
+            x.addProperty("player_uuid", l.player().toString());
+            if (l.externalId() != null) {
+                x.addProperty("external_id", l.externalId());
+            }
+            linked.add(x);
+        }
+        o.add("links", linked);
         if (lastAction != null) {
             o.addProperty("last_action", lastAction);
             o.addProperty("last_action_at", lastActionAt.toString());
@@ -141,6 +172,11 @@ public final class FeedState {
         Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
         Files.writeString(tmp, o.toString(), StandardCharsets.UTF_8);
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** The links of dashboard punishments applied through a punishment plugin. */
+    public BridgeLinks links() {
+        return links;
     }
 
     public String cursor() {

@@ -13,4 +13,5 @@ public record FeedStatus(
         int pendingAcks,
         String serverGroup,
         String lastError,
-        Instant lastErrorAt) {}
+        Instant lastErrorAt,
+        String mode) {}

@@ -38,6 +38,19 @@ final class BukkitPlatformScheduler implements PlatformScheduler {
     }
 
     @Override
+    public <T> CompletableFuture<T> onServerThread(java.util.function.Supplier<T> task) {
+        CompletableFuture<T> done = new CompletableFuture<>();
+        plugin.getServer().getScheduler().runTask(plugin, () -> {
+            try {
+                done.complete(task.get());
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        });
+        return done;
+    }
+
+    @Override
     public void cancelAll() {
         plugin.getServer().getScheduler().cancelTasks(plugin);
     }

@@ -44,6 +44,19 @@ final class FoliaScheduler implements PlatformScheduler {
     }
 
     @Override
+    public <T> CompletableFuture<T> onServerThread(java.util.function.Supplier<T> task) {
+        CompletableFuture<T> done = new CompletableFuture<>();
+        plugin.getServer().getGlobalRegionScheduler().run(plugin, scheduled -> {
+            try {
+                done.complete(task.get());
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        });
+        return done;
+    }
+
+    @Override
     public void cancelAll() {
         plugin.getServer().getGlobalRegionScheduler().cancelTasks(plugin);
     }

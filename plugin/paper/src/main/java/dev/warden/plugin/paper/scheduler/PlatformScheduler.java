@@ -22,6 +22,13 @@ public interface PlatformScheduler {
      */
     CompletableFuture<Boolean> withPlayer(UUID player, Consumer<Player> task);
 
+    /**
+     * Runs {@code task} once on the server's thread (Bukkit's main thread; Folia's global region
+     * thread), where console commands are dispatched. Completes with its result, or exceptionally
+     * with what it threw. Callable from any thread.
+     */
+    <T> CompletableFuture<T> onServerThread(java.util.function.Supplier<T> task);
+
     /** Cancels everything this plugin scheduled. */
     void cancelAll();
 
