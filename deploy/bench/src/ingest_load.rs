@@ -76,9 +76,8 @@ pub(crate) async fn paced_chat(
 ) -> LoadOutcome {
     let url = format!("{ingest_url}/api/plugin/chat");
     let sent = Arc::new(AtomicUsize::new(0));
-    let period = Duration::from_secs_f64(
-        (keys.len().max(1) * CHAT_BATCH) as f64 / records_per_s.max(1.0),
-    );
+    let period =
+        Duration::from_secs_f64((keys.len().max(1) * CHAT_BATCH) as f64 / records_per_s.max(1.0));
     let started = Instant::now();
     let count = keys.len().max(1);
     let servers: Vec<_> = keys
@@ -95,7 +94,8 @@ pub(crate) async fn paced_chat(
             tokio::spawn(async move {
                 // Servers start spread over one period, not all on the same tick.
                 let offset = period.mul_f64(i as f64 / count as f64);
-                let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + offset, period);
+                let mut ticks =
+                    tokio::time::interval_at(tokio::time::Instant::now() + offset, period);
                 ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
                 let (mut accepted, mut errors, mut latencies) = (0u64, 0u64, Latencies::default());
                 loop {

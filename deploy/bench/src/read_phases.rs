@@ -133,8 +133,7 @@ pub(crate) async fn run(
         ("overview", "/api/overview"),
         ("server_chart_30d", "/api/servers/{id}/history"),
     ] {
-        if let Some((share, total)) =
-            server_side_within_50ms(&b.http, &query.base_url, route).await
+        if let Some((share, total)) = server_side_within_50ms(&b.http, &query.base_url, route).await
         {
             b.note(
                 name,

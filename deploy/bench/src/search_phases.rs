@@ -3,11 +3,11 @@
 //! trigram index's cost to the projector on a backlog of its own.
 
 use crate::children::ServiceProcess;
+use crate::player_search::Searchable;
 use crate::reads::build_dataset;
 use crate::run::{Bench, phase};
 use crate::stats::Measurement;
 use crate::timed::keys_for;
-use crate::player_search::Searchable;
 use crate::{chat_search, index_cost, player_search};
 use std::time::Instant;
 use uuid::Uuid;

@@ -62,10 +62,7 @@ async fn measure(
         .admin
         .keys(b.account, "plugin", b.plan.load_servers)
         .await?;
-    let bodies = Arc::new(ChatBodies::new(
-        &mut StdRng::seed_from_u64(29),
-        &b.players,
-    )?);
+    let bodies = Arc::new(ChatBodies::new(&mut StdRng::seed_from_u64(29), &b.players)?);
     let stop = CancellationToken::new();
     let load = tokio::spawn(paced_chat(
         b.http.clone(),
@@ -97,11 +94,9 @@ async fn measure(
          {capacity:.0} records/s ingest and the projector carried together in this run), \
          while every dashboard read was timed again"
     );
-    b.report.measurements.push(outcome.measurement(
-        "steady_write_load",
-        &what,
-        "records",
-    ));
+    b.report
+        .measurements
+        .push(outcome.measurement("steady_write_load", &what, "records"));
     b.note(
         "steady_write_load",
         format!(
@@ -116,9 +111,11 @@ async fn measure(
         measured.what = format!("{} (under the steady write load)", measured.what);
         b.report.measurements.push(measured);
     }
-    b.report
-        .notes
-        .extend(notes.into_iter().map(|n| format!("under the write load: {n}")));
+    b.report.notes.extend(
+        notes
+            .into_iter()
+            .map(|n| format!("under the write load: {n}")),
+    );
     Ok(())
 }
 

@@ -32,12 +32,28 @@ async fn a_keyword_search_the_budget_stops_says_how_far_it_searched_and_continue
     let (pool, account, now) = (dash.pool(), dash.account, now());
     let lobby = server(pool, account, Some("Lobby"), true, now).await?;
     let alice = player(pool, account, "Alice", ago(now, 900 * HOUR), now).await?;
-    let newest = chat(pool, account, alice, lobby, "a zebra crossing", ago(now, HOUR)).await?;
+    let newest = chat(
+        pool,
+        account,
+        alice,
+        lobby,
+        "a zebra crossing",
+        ago(now, HOUR),
+    )
+    .await?;
     chat(pool, account, alice, lobby, "a horse", ago(now, 20 * HOUR)).await?;
     let day_old = chat(pool, account, alice, lobby, "ZEBRA!", ago(now, 30 * HOUR)).await?;
     let oldest = chat(pool, account, alice, lobby, "zebras", ago(now, 50 * HOUR)).await?;
     let elsewhere = Uuid::new_v4();
-    chat(pool, elsewhere, alice, lobby, "zebra", ago(now, 5000 * HOUR)).await?;
+    chat(
+        pool,
+        elsewhere,
+        alice,
+        lobby,
+        "zebra",
+        ago(now, 5000 * HOUR),
+    )
+    .await?;
 
     // The first page searched the day before the request, and says so.
     let before = chrono::Utc::now();

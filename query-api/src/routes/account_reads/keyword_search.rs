@@ -95,7 +95,9 @@ pub async fn search_chat(
     }
     // Stopped before the account's oldest line: nothing is left to search.
     if let Some(at) = stopped_at
-        && oldest_line(reads, account_id).await?.is_none_or(|oldest| oldest >= at)
+        && oldest_line(reads, account_id)
+            .await?
+            .is_none_or(|oldest| oldest >= at)
     {
         stopped_at = None;
     }
