@@ -32,6 +32,10 @@ pub struct Config {
     /// `SLOW_QUERY_MS` (default 200; 0: never): a SQL statement that takes at least this long
     /// is logged at `warn` with its text, inside the `request` span that names the route.
     pub slow_query: std::time::Duration,
+    /// `CHAT_SEARCH_BUDGET_MS` (default 300, 0..=60000): how long a chat keyword search over
+    /// the whole account reads before it answers with what it found (0: one window, the last
+    /// day before its position, per page).
+    pub chat_search_budget: std::time::Duration,
     /// The staff dashboard's sessions and audit log (`SESSION_*`, `COOKIE_SECURE`,
     /// `IP_HASH_KEY`).
     pub dashboard: DashboardConfig,
@@ -144,6 +148,7 @@ impl Config {
             funnel_parallelism: funnel_parallelism(vars)?,
             max_streams_per_key: max_streams_per_key(vars)?,
             slow_query: std::time::Duration::from_millis(vars.or_default("SLOW_QUERY_MS", 200)?),
+            chat_search_budget: chat_search_budget(vars)?,
             dashboard: DashboardConfig::from_vars(vars)?,
             alerts: shared::alerts::AlertsConfig::from_vars(vars)?,
             privacy: shared::privacy::PrivacyConfig::from_vars(vars)?,
@@ -159,6 +164,19 @@ fn funnel_parallelism(vars: &Vars) -> Result<usize, ConfigError> {
         Err(ConfigError::Invalid {
             name: "FUNNEL_PARALLELISM",
             reason: "must be 1 to 8".to_owned(),
+        })
+    }
+}
+
+fn chat_search_budget(vars: &Vars) -> Result<std::time::Duration, ConfigError> {
+    let default = crate::routes::account_reads::keyword_search::DEFAULT_BUDGET;
+    let ms: u64 = vars.or_default("CHAT_SEARCH_BUDGET_MS", default.as_millis() as u64)?;
+    if ms <= 60_000 {
+        Ok(std::time::Duration::from_millis(ms))
+    } else {
+        Err(ConfigError::Invalid {
+            name: "CHAT_SEARCH_BUDGET_MS",
+            reason: "must be 0 to 60000".to_owned(),
         })
     }
 }

@@ -129,6 +129,7 @@ impl QueryApi {
             trusted_proxies: config.trusted_proxies.clone().into(),
             key_usage,
             funnel_parallelism: config.funnel_parallelism,
+            chat_search_budget: config.chat_search_budget,
             streams,
             sessions: config.dashboard.sessions,
             ip_hasher: Arc::new(audit_ip_hasher(config)),

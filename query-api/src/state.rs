@@ -35,6 +35,9 @@ pub struct AppState {
     /// How many slices of the player id space one funnel reads at once (each on its own
     /// connection).
     pub funnel_parallelism: usize,
+    /// How long a chat keyword search over the whole account reads before it answers with
+    /// what it found (`CHAT_SEARCH_BUDGET_MS`).
+    pub chat_search_budget: std::time::Duration,
     /// The live streams each key holds, capped, and ended when their key ends.
     pub streams: Arc<OpenStreams>,
     /// How staff dashboard sessions live and how their cookie is sent.

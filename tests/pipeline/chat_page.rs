@@ -162,3 +162,75 @@ async fn an_admin_searches_pages_and_exports_chat_and_a_moderator_cannot_in_a_re
     )
     .await;
 }
+
+/// A keyword search the time budget stops (`CHAT_SEARCH_BUDGET_MS=0`: one day per page) says
+/// how far back it searched, and its "Search older lines" link finds the older line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyword_search_stopped_by_its_budget_says_how_far_back_it_searched() {
+    use crate::member::Member;
+    let stack =
+        pipeline_tests::TestStack::start_with(|vars| vars.set("CHAT_SEARCH_BUDGET_MS", "0"))
+            .await
+            .expect("stack starts");
+    let account = stack
+        .create_account("Budget Network")
+        .await
+        .expect("account");
+    let net = Network { stack, account };
+    let now = now();
+    net.post(
+        "/api/plugin/chat",
+        json!([
+            line(
+                LOBBY,
+                (ALICE, "Alice"),
+                "chat",
+                None,
+                "a zebra crossing",
+                ago(now, 3600)
+            ),
+            line(
+                LOBBY,
+                (ALICE, "Alice"),
+                "chat",
+                None,
+                "two zebras at dawn",
+                ago(now, 30 * 3600)
+            ),
+        ]),
+    )
+    .await;
+    net.stack.projected().await.expect("projected");
+    let admin = "admin@budget.test";
+    net.stack
+        .create_member(&net.account.id, admin, admin, "admin")
+        .await
+        .expect("member");
+    let member = Member::sign_in(&net.stack.base, admin).await;
+
+    let (status, first) = member.page("/chat?q=zebra").await;
+    assert_eq!(status, 200, "{first}");
+    assert!(first.contains("a zebra crossing"), "{first}");
+    assert!(!first.contains("two zebras at dawn"), "{first}");
+    assert!(
+        first.contains("data-testid=\"searched-back-to\""),
+        "{first}"
+    );
+    assert!(first.contains("Search older lines"), "{first}");
+    let older = first
+        .split("<tr class=\"older\">")
+        .nth(1)
+        .and_then(|row| row.split("href=\"/chat?").nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .expect("a link to older lines")
+        .replace("&#38;", "&")
+        .replace("&amp;", "&");
+
+    let (status, second) = member.page(&format!("/chat?{older}")).await;
+    assert_eq!(status, 200, "{second}");
+    assert!(second.contains("two zebras at dawn"), "{second}");
+    assert!(!second.contains("a zebra crossing"), "{second}");
+    // No line of the account is older: the search is done.
+    assert!(!second.contains("searched-back-to"), "{second}");
+    assert!(!second.contains("Search older lines"), "{second}");
+}

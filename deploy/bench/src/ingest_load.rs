@@ -63,6 +63,76 @@ pub(crate) async fn chat_bodies(
     .await
 }
 
+/// Chat batches at a steady `records_per_s` in all, spread over `keys` (one simulated server
+/// each, a batch every `keys x 100 / records_per_s` seconds), until `stop` fires. A server
+/// whose answer comes late skips the ticks it missed rather than bursting to catch up.
+pub(crate) async fn paced_chat(
+    http: reqwest::Client,
+    ingest_url: String,
+    keys: Vec<String>,
+    bodies: Arc<ChatBodies>,
+    records_per_s: f64,
+    stop: tokio_util::sync::CancellationToken,
+) -> LoadOutcome {
+    let url = format!("{ingest_url}/api/plugin/chat");
+    let sent = Arc::new(AtomicUsize::new(0));
+    let period =
+        Duration::from_secs_f64((keys.len().max(1) * CHAT_BATCH) as f64 / records_per_s.max(1.0));
+    let started = Instant::now();
+    let count = keys.len().max(1);
+    let servers: Vec<_> = keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, key)| {
+            let (http, url, bodies, sent, stop) = (
+                http.clone(),
+                url.clone(),
+                bodies.clone(),
+                sent.clone(),
+                stop.clone(),
+            );
+            tokio::spawn(async move {
+                // Servers start spread over one period, not all on the same tick.
+                let offset = period.mul_f64(i as f64 / count as f64);
+                let mut ticks =
+                    tokio::time::interval_at(tokio::time::Instant::now() + offset, period);
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+                let (mut accepted, mut errors, mut latencies) = (0u64, 0u64, Latencies::default());
+                loop {
+                    tokio::select! {
+                        _ = stop.cancelled() => break,
+                        _ = ticks.tick() => {}
+                    }
+                    let body = bodies.body(sent.fetch_add(1, Ordering::Relaxed));
+                    let at = Instant::now();
+                    if post(&http, &url, &key, body).await {
+                        accepted += CHAT_BATCH as u64;
+                        latencies.push(at.elapsed());
+                    } else {
+                        errors += 1;
+                    }
+                }
+                (accepted, errors, latencies)
+            })
+        })
+        .collect();
+    let mut outcome = LoadOutcome {
+        accepted: 0,
+        latencies: Latencies::default(),
+        errors: 0,
+        elapsed: Duration::ZERO,
+    };
+    for server in servers {
+        if let Ok((accepted, errors, latencies)) = server.await {
+            outcome.accepted += accepted;
+            outcome.errors += errors;
+            outcome.latencies.merge(latencies);
+        }
+    }
+    outcome.elapsed = started.elapsed();
+    outcome
+}
+
 /// Each key is one client posting the bodies `body(n)` (each of `records` records) to `path`
 /// back to back for `duration`, `n` counting every request of the run.
 pub(crate) async fn batches(

@@ -23,6 +23,7 @@ mod projection;
 mod raw;
 mod raw_insert;
 mod read_phases;
+mod read_set;
 mod reads;
 mod rebuild;
 mod report;
@@ -34,6 +35,7 @@ mod setup;
 mod stats;
 mod timed;
 mod trends;
+mod under_load;
 mod verdict;
 mod write_phases;
 

@@ -55,6 +55,11 @@ pub(crate) struct Plan {
     pub(crate) funnel_runs: usize,
     /// Events of the trends account (the trends target is a 30-day daily chart over 10M).
     pub(crate) trend_events: usize,
+    /// Simulated game servers carrying the steady write load of the reads under load.
+    pub(crate) load_servers: usize,
+    /// How long that load runs before the reads under it start, so the projector and
+    /// PostgreSQL are in their steady state.
+    pub(crate) load_settle: Duration,
     /// Open streams for query-api's memory measurement.
     pub(crate) open_streams: usize,
     /// Servers with per-minute history for the dashboard reads.
@@ -119,6 +124,8 @@ impl Plan {
                 reads_per_query: 100,
                 funnel_runs: 3,
                 trend_events: 100_000,
+                load_servers: 16,
+                load_settle: Duration::from_secs(2),
                 open_streams: 200,
                 history_servers: 5,
                 history_days: 2,
@@ -164,6 +171,8 @@ impl Plan {
                 funnel_runs: 10,
                 // About 8 minutes of loading on 2 cores (45 s a million, then the rollups).
                 trend_events: 10_000_000,
+                load_servers: 64,
+                load_settle: Duration::from_secs(10),
                 open_streams: 1_000,
                 history_servers: 100,
                 history_days: 30,

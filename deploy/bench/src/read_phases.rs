@@ -1,14 +1,16 @@
 //! The read side: POST -> live stream latency, query-api's memory with many open streams,
-//! reads on a large dataset, and the staff dashboard on it plus servers' history.
+//! then every dashboard read on the large datasets (players, chat, events, servers' history,
+//! player search, retention, trends), on the quiet machine and again under a steady write load.
 
 use crate::children::ServiceProcess;
-use crate::dashboard::{Dashboard, SignIns};
+use crate::dashboard::{SignIns, server_side_within_50ms};
 use crate::e2e::{REFUSED_OPENS, Subscribers, post_to_stream};
 use crate::history::{Log, SYNC_INTERVAL_SECONDS, row_counts};
-use crate::reads::{build_dataset, measure_reads};
+use crate::read_set::ReadSet;
+use crate::reads::build_dataset;
 use crate::run::{Bench, phase};
-use crate::search_phases;
 use crate::stats::Measurement;
+use crate::{search_phases, under_load};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -21,6 +23,7 @@ pub(crate) async fn run(
     b: &mut Bench,
     query: &ServiceProcess,
     ingest: &ServiceProcess,
+    projector: Option<&ServiceProcess>,
 ) -> anyhow::Result<usize> {
     phase("end to end: POST -> live stream");
     let dashboard = b
@@ -104,37 +107,54 @@ pub(crate) async fn run(
         None,
         0,
     ));
-    let per_key = 50;
-    let requests = 3 * (b.plan.reads_per_query + 5) + b.plan.funnel_runs;
-    let keys = b
-        .admin
-        .keys(readers, "dashboard", requests / per_key + 2)
-        .await?;
-    let reads = measure_reads(
-        &b.http,
-        &query.base_url,
-        &keys,
-        &ids,
-        b.plan.reads_per_query,
-        b.plan.funnel_runs,
-    )
-    .await;
-    b.report.measurements.extend(reads);
-    search_phases::reads(b, query, readers).await?;
-    crate::retention::run(b, query).await?;
-    crate::trends::run(b, query).await?;
-    dashboard_reads(b, &query.base_url, readers, &ids).await?;
+    let searched = search_phases::load_players(b).await?;
+    let retention = crate::retention::load_account(b).await?;
+    let trends = crate::trends::load_account(b).await?;
+    let log = server_history(b, readers, &ids).await?;
+    let cookies = sign_ins(b, &query.base_url, readers).await?;
+    let set = ReadSet {
+        base_url: query.base_url.clone(),
+        readers,
+        players: ids,
+        servers: log.servers.clone(),
+        searched,
+        retention,
+        trends,
+        cookies,
+    };
+
+    // The servers keep sending heartbeats while the dashboard is read, quiet or not.
+    let stop = CancellationToken::new();
+    let live = log.live_until(b.svc_pool.clone(), stop.clone());
+    let (quiet, notes) = set.measure(b, "quiet").await?;
+    b.report.measurements.extend(quiet);
+    b.report.notes.extend(notes);
+    for (name, route) in [
+        ("overview", "/api/overview"),
+        ("server_chart_30d", "/api/servers/{id}/history"),
+    ] {
+        if let Some((share, total)) = server_side_within_50ms(&b.http, &query.base_url, route).await
+        {
+            b.note(
+                name,
+                format!(
+                    "query-api's own histogram: {:.1}% of {total} GET {route} (warm-ups \
+                     included) took at most 50 ms in the service",
+                    share * 100.0
+                ),
+            );
+        }
+    }
+    let loaded = under_load::run(b, (query, ingest, projector), &set).await;
+    stop.cancel();
+    let _ = live.await;
+    loaded?;
     Ok(open)
 }
 
-/// The staff dashboard on the large dataset's account plus servers with per-minute history:
-/// Overview, 30-day server chart, the pages, and sign-in.
-async fn dashboard_reads(
-    b: &mut Bench,
-    base_url: &str,
-    readers: Uuid,
-    players: &[Uuid],
-) -> anyhow::Result<()> {
+/// The readers' servers with per-minute history (the Overview's and server pages' data),
+/// folded through the read models, and every player given their name for the header search.
+async fn server_history(b: &mut Bench, readers: Uuid, players: &[Uuid]) -> anyhow::Result<Log> {
     let (servers, days) = (b.plan.history_servers, b.plan.history_days);
     phase(&format!(
         "dashboard: {servers} servers with {days} days of per-minute history"
@@ -192,45 +212,12 @@ async fn dashboard_reads(
     sqlx::query("ANALYZE players, player_names")
         .execute(&b.svc_pool)
         .await?;
-    let server_ids = log.servers.clone();
-    let stop = CancellationToken::new();
-    let live = log.live_until(b.svc_pool.clone(), stop.clone());
+    Ok(log)
+}
 
-    let count = b.plan.reads_per_query;
-    let keys = b
-        .admin
-        .keys(readers, "dashboard", 2 * (count + 5) / 50 + 2)
-        .await?;
-    let http = b.http.clone();
-    let http_no_redirect = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(60))
-        .build()?;
-    let view = Dashboard {
-        http: &http,
-        base_url,
-        keys: &keys,
-        servers: &server_ids,
-        http_no_redirect: &http_no_redirect,
-        players: players.len(),
-    };
-    b.report.measurements.extend(view.json_reads(count).await);
-    for (name, route) in [
-        ("overview", "/api/overview"),
-        ("server_chart_30d", "/api/servers/{id}/history"),
-    ] {
-        if let Some((share, total)) = view.server_side_within_50ms(route).await {
-            b.note(
-                name,
-                format!(
-                    "query-api's own histogram: {:.1}% of {total} GET {route} (warm-ups \
-                     included) took at most 50 ms in the service",
-                    share * 100.0
-                ),
-            );
-        }
-    }
-
+/// Sign-in measured (sequential and concurrent), which leaves the session cookies the pages
+/// are read with.
+async fn sign_ins(b: &mut Bench, base_url: &str, readers: Uuid) -> anyhow::Result<Vec<String>> {
     let (sequential, concurrent, clients) = (
         b.plan.sign_ins,
         b.plan.concurrent_sign_ins,
@@ -245,15 +232,5 @@ async fn dashboard_reads(
         .measure(base_url, sequential, concurrent, clients)
         .await?;
     b.report.measurements.extend(measured);
-    if cookies.is_empty() {
-        let note = "overview_page: not measured, no sign-in succeeded";
-        b.report.notes.push(note.to_owned());
-    } else {
-        let (pages, notes) = view.pages(&cookies, count / 2).await;
-        b.report.measurements.extend(pages);
-        b.report.notes.extend(notes);
-    }
-    stop.cancel();
-    let _ = live.await;
-    Ok(())
+    Ok(cookies)
 }

@@ -5,10 +5,8 @@
 //! questions a dashboard asks are timed: daily cohorts of the last 30 days, weekly of 12
 //! weeks, monthly of the whole year, on day N and on or after it.
 
-use crate::children::ServiceProcess;
 use crate::run::{Bench, phase};
 use crate::stats::{Latencies, Measurement};
-use crate::timed::keys_for;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::time::Instant;
@@ -143,8 +141,8 @@ pub(crate) async fn measure(
     )
 }
 
-/// The retention phase: its own account, loaded, then measured.
-pub(crate) async fn run(b: &mut Bench, query: &ServiceProcess) -> anyhow::Result<()> {
+/// The retention phase's account: made and loaded (the measurement is [`measure`]).
+pub(crate) async fn load_account(b: &mut Bench) -> anyhow::Result<Uuid> {
     let (players, days) = (b.plan.retention_players, b.plan.retention_active_days);
     phase(&format!(
         "retention over {players} players and {days} active days"
@@ -162,9 +160,5 @@ pub(crate) async fn run(b: &mut Bench, query: &ServiceProcess) -> anyhow::Result
         None,
         0,
     ));
-    let count = b.plan.reads_per_query;
-    let keys = b.admin.keys(account, "dashboard", keys_for(count)).await?;
-    let measured = measure(&b.http, &query.base_url, &keys, count).await;
-    b.report.measurements.push(measured);
-    Ok(())
+    Ok(account)
 }

@@ -241,7 +241,7 @@ pub(crate) async fn run(
         None
     };
     let open = if matches!(only, None | Some(Phases::Reads)) {
-        read_phases::run(&mut bench, &query, &ingest).await?
+        read_phases::run(&mut bench, &query, &ingest, projector.as_ref()).await?
     } else {
         0
     };

@@ -3,6 +3,7 @@
 //! trigram index's cost to the projector on a backlog of its own.
 
 use crate::children::ServiceProcess;
+use crate::player_search::Searchable;
 use crate::reads::build_dataset;
 use crate::run::{Bench, phase};
 use crate::stats::Measurement;
@@ -11,22 +12,8 @@ use crate::{chat_search, index_cost, player_search};
 use std::time::Instant;
 use uuid::Uuid;
 
-/// Chat keyword search on `readers`' dataset, then player search on an account of its own.
-pub(crate) async fn reads(
-    b: &mut Bench,
-    query: &ServiceProcess,
-    readers: Uuid,
-) -> anyhow::Result<()> {
-    phase("chat keyword search: last 7 days and all time");
-    let count = b.plan.chat_searches;
-    // Both series use the same keys; each key's share stays under its quota.
-    let keys = b
-        .admin
-        .keys(readers, "dashboard", keys_for(2 * count + 5))
-        .await?;
-    let found = chat_search::measure(&b.http, &query.base_url, &keys, count).await;
-    b.report.measurements.extend(found);
-
+/// The player search's account, loaded; with what the searches pick from.
+pub(crate) async fn load_players(b: &mut Bench) -> anyhow::Result<(Uuid, Searchable)> {
     let players = b.plan.search_players;
     phase(&format!("player search over {players} players"));
     let searched = b.admin.account("bench player search").await?;
@@ -42,11 +29,33 @@ pub(crate) async fn reads(
         None,
         0,
     ));
+    Ok((searched, samples))
+}
+
+/// Chat keyword search (last 7 days and all time) on `readers`' dataset.
+pub(crate) async fn chat(
+    b: &Bench,
+    query_url: &str,
+    readers: Uuid,
+) -> anyhow::Result<Vec<Measurement>> {
+    let count = b.plan.chat_searches;
+    // Both series use the same keys; each key's share stays under its quota.
+    let keys = b
+        .admin
+        .keys(readers, "dashboard", keys_for(2 * count + 5))
+        .await?;
+    Ok(chat_search::measure(&b.http, query_url, &keys, count).await)
+}
+
+/// Player search on the account [`load_players`] made.
+pub(crate) async fn players(
+    b: &Bench,
+    query_url: &str,
+    (searched, samples): (Uuid, &Searchable),
+) -> anyhow::Result<Measurement> {
     let count = b.plan.reads_per_query;
     let keys = b.admin.keys(searched, "dashboard", keys_for(count)).await?;
-    let measured = player_search::measure(&b.http, &query.base_url, &keys, &samples, count).await;
-    b.report.measurements.push(measured);
-    Ok(())
+    Ok(player_search::measure(&b.http, query_url, &keys, samples, count).await)
 }
 
 /// `--only search`: the index cost (on its own backlog), the read dataset's players and chat
@@ -57,17 +66,24 @@ pub(crate) async fn only(b: &mut Bench, query: &ServiceProcess) -> anyhow::Resul
     phase("read dataset: players and chat lines");
     let readers = b.admin.account("bench reads").await?;
     let started = Instant::now();
-    let (players, chat) = (b.plan.dataset_players, b.plan.dataset_chat);
+    let (dataset_players, dataset_chat) = (b.plan.dataset_players, b.plan.dataset_chat);
     let days = b.plan.dataset_chat_days;
-    build_dataset(&b.svc_pool, readers, players, (chat, days), 0).await?;
+    let dataset = (dataset_chat, days);
+    build_dataset(&b.svc_pool, readers, dataset_players, dataset, 0).await?;
     b.report.measurements.push(Measurement::new(
         "dataset_build",
         "players and chat lines UNNEST-inserted into the read-model tables (informational)",
         "rows",
-        (players + chat) as u64,
+        (dataset_players + dataset_chat) as u64,
         started.elapsed(),
         None,
         0,
     ));
-    reads(b, query, readers).await
+    phase("chat keyword search: last 7 days and all time");
+    let found = chat(b, &query.base_url, readers).await?;
+    b.report.measurements.extend(found);
+    let searched = load_players(b).await?;
+    let measured = players(b, &query.base_url, (searched.0, &searched.1)).await?;
+    b.report.measurements.push(measured);
+    Ok(())
 }

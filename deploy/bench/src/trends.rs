@@ -8,7 +8,6 @@
 //! over the last 30 days. The rollups are then built from them by the statements of
 //! migration 0018's backfill, which keep exactly the rows the projector's insert keeps.
 
-use crate::children::ServiceProcess;
 use crate::data::EVENT_NAMES;
 use crate::run::{Bench, phase};
 use crate::stats::{Latencies, Measurement};
@@ -33,8 +32,9 @@ pub(crate) const DAILY: &str = "trend_30d_daily";
 /// The same, unique players.
 pub(crate) const DAILY_UNIQUE: &str = "trend_30d_daily_unique";
 
-/// Loads the events and their rollups into a new account, then times the trend requests.
-pub(crate) async fn run(b: &mut Bench, query: &ServiceProcess) -> anyhow::Result<()> {
+/// The trends phase's account: made and loaded with its events and rollups (the
+/// measurement is [`measure`]).
+pub(crate) async fn load_account(b: &mut Bench) -> anyhow::Result<Uuid> {
     let events = b.plan.trend_events;
     phase(&format!("trends over {events} events"));
     let account = b.admin.account("bench trends").await?;
@@ -51,12 +51,21 @@ pub(crate) async fn run(b: &mut Bench, query: &ServiceProcess) -> anyhow::Result
         None,
         0,
     ));
-    let count = b.plan.reads_per_query;
-    let keys = b
-        .admin
-        .keys(account, "dashboard", keys_for(3 * count + 3 * WARM_UP))
-        .await?;
-    let base_url = &query.base_url;
+    Ok(account)
+}
+
+/// Keys one round of [`measure`] needs for `count` requests per series.
+pub(crate) fn keys_needed(count: usize) -> usize {
+    keys_for(3 * count + 3 * WARM_UP)
+}
+
+/// Times the trend requests, `count` per series, with `keys` of the loaded account.
+pub(crate) async fn measure(
+    http: &reqwest::Client,
+    base_url: &str,
+    keys: &[String],
+    count: usize,
+) -> Vec<Measurement> {
     let series = [
         (
             DAILY,
@@ -78,20 +87,13 @@ pub(crate) async fn run(b: &mut Bench, query: &ServiceProcess) -> anyhow::Result
         ),
     ];
     let mut turn = 0;
+    let mut out = Vec::new();
     for (name, what, extra) in series {
-        let measured = time_posts(
-            &b.http,
-            base_url,
-            &keys,
-            &mut turn,
-            (name, what),
-            extra,
-            count,
-        )
-        .await;
-        b.report.measurements.push(measured);
+        let measured =
+            time_posts(http, base_url, keys, &mut turn, (name, what), extra, count).await;
+        out.push(measured);
     }
-    Ok(())
+    out
 }
 
 /// `events` events of `account` and their rollups, then VACUUM (ANALYZE).

@@ -8,6 +8,7 @@ mod admin_accounts;
 mod alerts;
 mod banned_alts;
 mod browser;
+mod chat_search_budget;
 mod dashboard_pages;
 mod dashboard_queries;
 mod edge;

@@ -16,7 +16,14 @@ pub(crate) struct Dashboard {
 
 impl Dashboard {
     pub(crate) async fn start() -> anyhow::Result<Dashboard> {
-        let app = TestApp::spawn().await?;
+        Self::start_with(|vars| vars).await
+    }
+
+    /// Like [`Self::start`], with the service's settings changed by `adjust`.
+    pub(crate) async fn start_with(
+        adjust: impl FnOnce(shared::config::Vars) -> shared::config::Vars,
+    ) -> anyhow::Result<Dashboard> {
+        let app = TestApp::spawn_with(adjust).await?;
         let (account, key) = app.account_with_dashboard_key().await?;
         Ok(Dashboard {
             account: account.parse()?,

@@ -104,6 +104,8 @@ pub struct Feed {
     pub rows: Vec<ChatRow>,
     /// The query of the next (older) page, if any.
     pub older: Option<String>,
+    /// When a keyword search stopped at its time budget: how far back it searched.
+    pub searched_back_to: Option<String>,
     /// What is wrong with the filters, one line per field.
     pub errors: Vec<String>,
 }
@@ -163,7 +165,8 @@ async fn feed(
         }
         Err(other) => return Err(other.into()),
     };
-    let page = read_chat(&state.reads, account, &filter, &list).await?;
+    let budget = state.chat_search_budget;
+    let page = read_chat(&state.reads, account, &filter, &list, budget).await?;
     let names: HashMap<Uuid, String> = names.into_iter().collect();
     let feed = Feed {
         rows: page
@@ -172,6 +175,9 @@ async fn feed(
             .map(|line| ChatRow::new(line, &names))
             .collect(),
         older: page.next_cursor.map(|c| form.query_with_cursor(&c)),
+        searched_back_to: page
+            .searched_back_to
+            .map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string()),
         servers,
         errors: Vec::new(),
         form,

@@ -1,5 +1,6 @@
 //! `GET /api/chat`: the whole account's chat messages and commands, newest first, filtered,
-//! with a keyword search (`?q=`, case-insensitive substring, served by a trigram index).
+//! with a keyword search (`?q=`, case-insensitive substring, served by a trigram index, within
+//! a time budget: [`super::keyword_search`]).
 
 use super::params::{self, ListParams, like_literal};
 use crate::auth::DashboardCaller;
@@ -36,6 +37,11 @@ pub struct AccountChatPage {
     pub items: Vec<AccountChatEntry>,
     /// Pass as `cursor` for the next (older) page; null at the end.
     pub next_cursor: Option<String>,
+    /// Set when a keyword search stopped at its time budget before the end of its range:
+    /// lines sent before this time were not searched yet, and `next_cursor` continues from
+    /// here. The page may then hold fewer lines than `limit`, or none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub searched_back_to: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// What a chat list is filtered by: the API's query parameters, the `/chat` page's form and
@@ -133,13 +139,19 @@ pub fn select_chat(
     sql
 }
 
-/// One page of the account's chat, newest first (the API's list and the `/chat` page).
+/// One page of the account's chat, newest first (the API's list and the `/chat` page). A
+/// keyword search over the whole account runs within `budget`
+/// ([`super::keyword_search`]).
 pub async fn read_chat(
     reads: &PgPool,
     account_id: Uuid,
     filter: &ChatFilter,
     list: &ListParams,
+    budget: std::time::Duration,
 ) -> Result<AccountChatPage, sqlx::Error> {
+    if filter.keyword.is_some() && filter.players.is_none() {
+        return super::keyword_search::search_chat(reads, account_id, filter, list, budget).await;
+    }
     let mut sql = select_chat(account_id, filter, list);
     list.page.push_keyset(&mut sql, "c.sent_at", "c.id");
     let rows = sql
@@ -147,7 +159,11 @@ pub async fn read_chat(
         .fetch_all(reads)
         .await?;
     let (items, next_cursor) = list.page.finish(rows, |c| c.position());
-    Ok(AccountChatPage { items, next_cursor })
+    Ok(AccountChatPage {
+        items,
+        next_cursor,
+        searched_back_to: None,
+    })
 }
 
 impl AccountChatEntry {
@@ -186,6 +202,7 @@ pub async fn list_chat(
     RawQuery(query): RawQuery,
 ) -> Result<Json<AccountChatPage>, ApiError> {
     let (list, filter) = parse(query.as_deref())?;
-    let page = read_chat(&state.reads, caller.account_id, &filter, &list).await?;
+    let budget = state.chat_search_budget;
+    let page = read_chat(&state.reads, caller.account_id, &filter, &list, budget).await?;
     Ok(Json(page))
 }

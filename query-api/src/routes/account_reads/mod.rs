@@ -5,6 +5,7 @@
 pub mod alts;
 pub mod chat;
 pub mod flags;
+pub mod keyword_search;
 pub mod notes;
 pub mod params;
 pub mod punishments;
