@@ -116,21 +116,7 @@ pub(crate) async fn paced_chat(
             })
         })
         .collect();
-    let mut outcome = LoadOutcome {
-        accepted: 0,
-        latencies: Latencies::default(),
-        errors: 0,
-        elapsed: Duration::ZERO,
-    };
-    for server in servers {
-        if let Ok((accepted, errors, latencies)) = server.await {
-            outcome.accepted += accepted;
-            outcome.errors += errors;
-            outcome.latencies.merge(latencies);
-        }
-    }
-    outcome.elapsed = started.elapsed();
-    outcome
+    LoadOutcome::gather(servers, started).await
 }
 
 /// Each key is one client posting the bodies `body(n)` (each of `records` records) to `path`
@@ -238,24 +224,35 @@ where
             })
         })
         .collect();
-    let mut outcome = LoadOutcome {
-        accepted: 0,
-        latencies: Latencies::default(),
-        errors: 0,
-        elapsed: Duration::ZERO,
-    };
-    for worker in workers {
-        if let Ok((accepted, errors, latencies)) = worker.await {
-            outcome.accepted += accepted;
-            outcome.errors += errors;
-            outcome.latencies.merge(latencies);
-        }
-    }
-    outcome.elapsed = started.elapsed();
-    outcome
+    LoadOutcome::gather(workers, started).await
 }
 
+/// What one simulated client did: units accepted, requests refused, latencies.
+type WorkerOutcome = (u64, u64, Latencies);
+
 impl LoadOutcome {
+    /// The sum of the clients' outcomes, timed from `started` to the last one's end.
+    async fn gather(
+        workers: Vec<tokio::task::JoinHandle<WorkerOutcome>>,
+        started: Instant,
+    ) -> LoadOutcome {
+        let mut outcome = LoadOutcome {
+            accepted: 0,
+            latencies: Latencies::default(),
+            errors: 0,
+            elapsed: Duration::ZERO,
+        };
+        for worker in workers {
+            if let Ok((accepted, errors, latencies)) = worker.await {
+                outcome.accepted += accepted;
+                outcome.errors += errors;
+                outcome.latencies.merge(latencies);
+            }
+        }
+        outcome.elapsed = started.elapsed();
+        outcome
+    }
+
     /// As a report measurement.
     pub(crate) fn measurement(&self, name: &str, what: &str, unit: &str) -> Measurement {
         Measurement::new(

@@ -9,12 +9,11 @@
 
 use crate::children::ServiceProcess;
 use crate::data::ChatBodies;
-use crate::ingest_load::{chat_servers, paced_chat};
+use crate::ingest_load::paced_chat;
 use crate::projection::{last_sequence, wait_projected};
 use crate::read_set::ReadSet;
 use crate::run::{Bench, phase};
 use crate::serve::Service;
-use crate::stats::Measurement;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::sync::Arc;
@@ -124,31 +123,11 @@ async fn measure(
 /// the time until the projector has applied them all (as `ingest_plus_projector` is measured).
 async fn probe(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Result<f64> {
     phase("write capacity probe (ingest + projector)");
-    let keys = b
-        .admin
-        .keys(b.account, "plugin", b.plan.chat_servers)
-        .await?;
-    let started = Instant::now();
-    let load = chat_servers(
-        &b.http,
-        &ingest.base_url,
-        &keys,
-        b.players.clone(),
-        b.plan.sustained_duration,
-    )
-    .await?;
-    let end = last_sequence(&b.js, &b.log.stream).await?;
-    wait_projected(&b.svc_pool, end, Duration::from_secs(1800)).await?;
-    let measured = Measurement::new(
-        "write_capacity_probe",
-        "chat batches over HTTP with the projector running, records over the time until the \
-         projector applied them all (what the steady write load is half of, with --only reads)",
-        "records",
-        load.accepted,
-        started.elapsed(),
-        Some(&load.latencies),
-        load.errors,
-    );
+    let what = "chat batches over HTTP with the projector running, records over the time until \
+                the projector applied them all (what the steady write load is half of, with \
+                --only reads)";
+    let measured =
+        crate::write_phases::sustained(b, ingest, ("write_capacity_probe", what)).await?;
     let rate = measured.rate_per_s;
     b.report.measurements.push(measured);
     Ok(rate)

@@ -101,11 +101,32 @@ pub(crate) async fn run(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Resul
     index_cost::measure(b).await?;
 
     phase("ingest + projector sustained");
+    let cpu = b.cpu(&[ingest, &projector]);
+    let what = "chat batches over HTTP with the projector running; records over the time until \
+                the projector has applied them all";
+    let measured = sustained(b, ingest, ("ingest_plus_projector", what)).await?;
+    let accepted = measured.count;
+    b.note("ingest_plus_projector", cpu.since());
+    b.report.measurements.push(measured);
+
+    phase("raw chain baseline");
+    let messages = (accepted as usize / CHAT_BATCH).max(1);
+    let chain = raw_chain(&b.js, &b.raw_pool, messages, &b.players).await?;
+    b.report.measurements.push(chain);
+    Ok(projector)
+}
+
+/// Chat batches as fast as ingest takes them for the sustained phase's duration, with the
+/// projector running: records over the time until the projector has applied them all.
+pub(crate) async fn sustained(
+    b: &Bench,
+    ingest: &ServiceProcess,
+    (name, what): (&str, &str),
+) -> anyhow::Result<Measurement> {
     let keys = b
         .admin
         .keys(b.account, "plugin", b.plan.chat_servers)
         .await?;
-    let cpu = b.cpu(&[ingest, &projector]);
     let started = Instant::now();
     let load = chat_servers(
         &b.http,
@@ -117,24 +138,15 @@ pub(crate) async fn run(b: &mut Bench, ingest: &ServiceProcess) -> anyhow::Resul
     .await?;
     let end = last_sequence(&b.js, &b.log.stream).await?;
     wait_projected(&b.svc_pool, end, Duration::from_secs(1800)).await?;
-    b.note("ingest_plus_projector", cpu.since());
-    let what = "chat batches over HTTP with the projector running; records over the time until \
-                the projector has applied them all";
-    b.report.measurements.push(Measurement::new(
-        "ingest_plus_projector",
+    Ok(Measurement::new(
+        name,
         what,
         "records",
         load.accepted,
         started.elapsed(),
         Some(&load.latencies),
         load.errors,
-    ));
-
-    phase("raw chain baseline");
-    let messages = (load.accepted as usize / CHAT_BATCH).max(1);
-    let chain = raw_chain(&b.js, &b.raw_pool, messages, &b.players).await?;
-    b.report.measurements.push(chain);
-    Ok(projector)
+    ))
 }
 
 async fn raw_publish(b: &mut Bench) -> anyhow::Result<()> {

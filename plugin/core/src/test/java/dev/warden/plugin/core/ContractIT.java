@@ -66,14 +66,22 @@ class ContractIT {
     }
 
     void startStack() throws Exception {
+        stack = launchStack();
+    }
+
+    /**
+     * Starts the stack ({@code WARDEN_IT_STACK_CMD}, its output appended to
+     * {@code WARDEN_IT_STACK_LOG}) and waits for its {@code /readyz}: every IT's stack.
+     */
+    static Process launchStack() throws Exception {
         File log = new File(System.getenv().getOrDefault("WARDEN_IT_STACK_LOG", "/dev/null"));
-        stack = new ProcessBuilder(System.getenv("WARDEN_IT_STACK_CMD"))
+        Process process = new ProcessBuilder(System.getenv("WARDEN_IT_STACK_CMD"))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
                 .start();
         waitFor("the stack's /readyz", Duration.ofSeconds(120), () -> {
-            if (!stack.isAlive()) {
-                throw new AssertionError("the stack exited with " + stack.exitValue() + " (log: " + log + ")");
+            if (!process.isAlive()) {
+                throw new AssertionError("the stack exited with " + process.exitValue() + " (log: " + log + ")");
             }
             try {
                 return HTTP.send(HttpRequest.newBuilder(URI.create(BASE + "/readyz")).timeout(Duration.ofSeconds(2)).build(),
@@ -82,6 +90,7 @@ class ContractIT {
                 return false;
             }
         });
+        return process;
     }
 
     /** The outage: the whole stack is killed at once (no graceful stop). */

@@ -11,17 +11,14 @@ import dev.warden.plugin.core.enforce.ActionFeed;
 import dev.warden.plugin.core.enforce.EnforcementConfig;
 import dev.warden.plugin.core.enforce.Enforcer;
 import dev.warden.plugin.core.enforce.Outcome;
-import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.LinkedHashMap;
@@ -29,11 +26,8 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dashboard's actions against a real stack: actions written to the event log as query-api
@@ -49,19 +43,15 @@ import org.junit.jupiter.api.io.TempDir;
  * writes). Skipped without them.
  */
 @EnabledIfEnvironmentVariable(named = "WARDEN_IT_STACK_CMD", matches = ".+")
-class EnforcementIT {
-    static final String BASE = ContractIT.BASE;
-    static final String ADMIN = ContractIT.ADMIN;
+class EnforcementIT extends CoresOnAStack {
     static final String NATS = System.getenv("WARDEN_IT_NATS_URL");
     /** The stack's stream partitions (EVENT_PARTITIONS is not set: the default). */
     static final int PARTITIONS = 8;
 
-    @TempDir
-    Path root;
 
-    Process stack;
-    final Logger logger = Logger.getLogger("enforcement-it");
-    final List<WardenCore> cores = new ArrayList<>();
+    EnforcementIT() {
+        super("enforcement-it");
+    }
 
     /** What the platform was asked to do, per server. */
     static final class Recorder implements Enforcer {
@@ -80,39 +70,8 @@ class EnforcementIT {
         }
     }
 
-    @AfterEach
-    void stop() throws Exception {
-        cores.forEach(c -> c.shutdown(0));
-        if (stack != null) {
-            stack.destroy();
-            stack.waitFor();
-        }
-    }
-
-    void startStack() throws Exception {
-        File log = new File(System.getenv().getOrDefault("WARDEN_IT_STACK_LOG", "/dev/null"));
-        stack = new ProcessBuilder(System.getenv("WARDEN_IT_STACK_CMD"))
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
-                .start();
-        ContractIT.waitFor("the stack's /readyz", Duration.ofSeconds(120), () -> {
-            if (!stack.isAlive()) {
-                throw new AssertionError("the stack exited with " + stack.exitValue() + " (log: " + log + ")");
-            }
-            try {
-                return ContractIT.HTTP.send(HttpRequest.newBuilder(URI.create(BASE + "/readyz"))
-                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-            } catch (IOException | InterruptedException e) {
-                return false;
-            }
-        });
-    }
-
     WardenCore core(String folder, String pluginKey, String group, Recorder recorder) throws IOException {
-        WardenConfig d = WardenConfig.defaults(BASE, pluginKey);
-        WardenConfig config = new WardenConfig(BASE, pluginKey, 1, folder, 10_000, 64, 8, 1, 5, 2,
-                true, true, true, true, true, true, "global", d.redactCommands(), List.of());
-        WardenCore core = new WardenCore(root.resolve(folder), config, ContractIT.STATS, logger);
+        WardenCore core = new WardenCore(root.resolve(folder), config(folder, pluginKey), ContractIT.STATS, logger);
         core.start();
         core.startEnforcement(new EnforcementConfig(true, group, 2), recorder);
         cores.add(core);

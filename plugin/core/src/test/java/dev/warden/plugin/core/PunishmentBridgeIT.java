@@ -8,12 +8,10 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import dev.warden.plugin.core.enforce.EnforcementConfig;
 import dev.warden.plugin.core.enforce.PunishmentBridge;
-import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,11 +19,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Dashboard actions applied through a punishment plugin, against a real stack: a web ban reaches
@@ -38,16 +33,12 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Run by {@code deploy/plugin_contract.sh}; skipped without its WARDEN_IT_* variables.
  */
 @EnabledIfEnvironmentVariable(named = "WARDEN_IT_STACK_CMD", matches = ".+")
-class PunishmentBridgeIT {
-    static final String BASE = ContractIT.BASE;
-    static final String ADMIN = ContractIT.ADMIN;
+class PunishmentBridgeIT extends CoresOnAStack {
 
-    @TempDir
-    Path root;
 
-    Process stack;
-    final Logger logger = Logger.getLogger("punishment-bridge-it");
-    final List<WardenCore> cores = new ArrayList<>();
+    PunishmentBridgeIT() {
+        super("punishment-bridge-it");
+    }
 
     /** One LiteBans database (the network's), shared by the servers' bridges: one id sequence. */
     static final AtomicLong IDS = new AtomicLong(100);
@@ -85,37 +76,8 @@ class PunishmentBridgeIT {
         }
     }
 
-    @AfterEach
-    void stop() throws Exception {
-        cores.forEach(c -> c.shutdown(0));
-        if (stack != null) {
-            stack.destroy();
-            stack.waitFor();
-        }
-    }
-
-    void startStack() throws Exception {
-        File log = new File(System.getenv().getOrDefault("WARDEN_IT_STACK_LOG", "/dev/null"));
-        stack = new ProcessBuilder(System.getenv("WARDEN_IT_STACK_CMD")).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();
-        ContractIT.waitFor("the stack's /readyz", Duration.ofSeconds(120), () -> {
-            if (!stack.isAlive()) {
-                throw new AssertionError("the stack exited with " + stack.exitValue() + " (log: " + log + ")");
-            }
-            try {
-                return ContractIT.HTTP.send(HttpRequest.newBuilder(URI.create(BASE + "/readyz")).timeout(Duration.ofSeconds(2))
-                        .build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-            } catch (IOException | InterruptedException e) {
-                return false;
-            }
-        });
-    }
-
     WardenCore core(String folder, String pluginKey, boolean writer, Recording bridge) throws IOException {
-        WardenConfig d = WardenConfig.defaults(BASE, pluginKey);
-        WardenConfig config = new WardenConfig(BASE, pluginKey, 1, folder, 10_000, 64, 8, 1, 5, 2,
-                true, true, true, true, true, true, "global", d.redactCommands(), List.of());
-        WardenCore core = new WardenCore(root.resolve(folder), config, ContractIT.STATS, logger);
+        WardenCore core = new WardenCore(root.resolve(folder), config(folder, pluginKey), ContractIT.STATS, logger);
         bridge.core = core;
         core.useBridge(bridge);
         core.start();

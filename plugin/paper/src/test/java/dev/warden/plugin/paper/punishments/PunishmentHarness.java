@@ -69,6 +69,15 @@ public final class PunishmentHarness {
         return queue.drain(100);
     }
 
+    /** Every punishment record queued since the last call (the queue holds nothing else). */
+    public List<Records.Punishment> punishments() {
+        List<Records.Punishment> out = new ArrayList<>();
+        for (WardenRecord r : records()) {
+            out.add((Records.Punishment) r);
+        }
+        return out;
+    }
+
     /** The one punishment record queued since the last call. */
     public Records.Punishment only() {
         List<WardenRecord> records = records();

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.warden.plugin.core.Records;
-import dev.warden.plugin.core.WardenRecord;
 import dev.warden.plugin.core.enforce.BridgeLinks;
 import dev.warden.plugin.core.enforce.PunishmentBridge;
 import dev.warden.plugin.paper.punishments.PunishmentHarness;
@@ -72,11 +71,7 @@ class AdvancedBanBridgeTest {
     }
 
     List<Records.Punishment> sent() {
-        List<Records.Punishment> out = new ArrayList<>();
-        for (WardenRecord r : h.queue.drain(100)) {
-            out.add((Records.Punishment) r);
-        }
-        return out;
+        return h.punishments();
     }
 
     @Test

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.warden.plugin.core.Records;
-import dev.warden.plugin.core.WardenRecord;
 import dev.warden.plugin.core.enforce.BridgeLinks;
 import dev.warden.plugin.core.enforce.PunishmentBridge;
 import dev.warden.plugin.paper.punishments.ConsoleCommands;
@@ -46,11 +45,7 @@ class LiteBansBridgeTest {
     }
 
     List<Records.Punishment> sent() {
-        List<Records.Punishment> out = new ArrayList<>();
-        for (WardenRecord r : h.queue.drain(100)) {
-            out.add((Records.Punishment) r);
-        }
-        return out;
+        return h.punishments();
     }
 
     @Test
