@@ -123,6 +123,11 @@ pub(crate) async fn run(
         cookies,
     };
 
+    // The loads above wrote tens of millions of rows in minutes, which a running service never
+    // does just before it is read: their checkpoint is forced here, so the quiet reads do not
+    // meet the loads' writes being flushed (the write load's own checkpoints are part of the
+    // reads under load).
+    sqlx::query("CHECKPOINT").execute(&b.svc_pool).await?;
     // The servers keep sending heartbeats while the dashboard is read, quiet or not.
     let stop = CancellationToken::new();
     let live = log.live_until(b.svc_pool.clone(), stop.clone());
