@@ -21,8 +21,11 @@ GROUP BY f.account_id, f.bucket;
 
 -- The staff roster's members by rank: the effective group (rank, or previous_rank once a
 -- temporary rank expired) compared case-insensitively, one index range per case instead of a
--- scan of every player of the account.
-CREATE INDEX players_account_lower_rank_idx ON players (account_id, lower(rank))
+-- scan of every player of the account. The key is the group's first 100 characters (the
+-- roster rechecks the whole name), so these indexes never refuse a rank players_account_rank_idx
+-- takes.
+CREATE INDEX players_account_lower_rank_idx ON players (account_id, lower(left(rank, 100)))
     WHERE rank IS NOT NULL;
-CREATE INDEX players_account_lower_previous_rank_idx ON players (account_id, lower(previous_rank))
+CREATE INDEX players_account_lower_previous_rank_idx
+    ON players (account_id, lower(left(previous_rank, 100)))
     WHERE rank_expires_at IS NOT NULL;

@@ -58,7 +58,9 @@ pub fn router() -> DashboardRoutes {
 ///
 /// Every part reads through an index range whatever the account's size: members by rank
 /// through `players_account_lower_rank_idx` / `players_account_lower_previous_rank_idx` (the
-/// two cases of [`EFFECTIVE_RANK`]), issuers by a skip scan of `punishments_staff_time_idx`
+/// two cases of [`EFFECTIVE_RANK`], keyed by a rank's first 100 characters: staff groups have
+/// at most 64, and the whole rank is compared again),
+/// issuers by a skip scan of `punishments_staff_time_idx`
 /// (one probe per distinct issuer, then their newest punishment of the window), and each
 /// member's player row and newest open session by one index probe each (`LATERAL ... LIMIT 1`
 /// keeps the planner from hashing every player or every open session of the account).
@@ -67,12 +69,16 @@ pub fn roster_sql() -> String {
         "WITH RECURSIVE {SERVER_STATUS_CTE}, \
          by_rank AS ( \
            SELECT p.uuid FROM players p \
-           WHERE p.account_id = $1 AND p.rank IS NOT NULL AND lower(p.rank) = ANY($3::text[]) \
+           WHERE p.account_id = $1 AND p.rank IS NOT NULL \
+             AND lower(left(p.rank, 100)) = ANY($3::text[]) \
+             AND lower(p.rank) = ANY($3::text[]) \
              AND (p.rank_expires_at IS NULL OR p.rank_expires_at > now()) \
            UNION \
            SELECT p.uuid FROM players p \
            WHERE p.account_id = $1 AND p.rank_expires_at IS NOT NULL \
-             AND p.rank_expires_at <= now() AND lower(p.previous_rank) = ANY($3::text[])), \
+             AND p.rank_expires_at <= now() \
+             AND lower(left(p.previous_rank, 100)) = ANY($3::text[]) \
+             AND lower(p.previous_rank) = ANY($3::text[])), \
          issuers AS ( \
            (SELECT pu.staff_uuid FROM punishments pu \
             WHERE pu.account_id = $1 AND pu.staff_uuid IS NOT NULL \
