@@ -263,7 +263,8 @@ impl Log {
         while prune(pool).await? > 0 {}
         sqlx::query(
             "VACUUM (ANALYZE) servers, server_samples, server_minutes, server_five_minutes, \
-             server_hours, sessions, session_server_heartbeats, events, players, punishments",
+             server_hours, network_five_minutes, sessions, session_server_heartbeats, events, \
+             players, punishments",
         )
         .execute(pool)
         .await?;
@@ -296,6 +297,7 @@ pub(crate) async fn row_counts(pool: &PgPool, account: Uuid) -> anyhow::Result<S
         "server_minutes",
         "server_five_minutes",
         "server_hours",
+        "network_five_minutes",
         "sessions",
     ] {
         let (rows,): (i64,) = sqlx::query_as(&format!(

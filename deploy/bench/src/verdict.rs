@@ -33,9 +33,9 @@ const READ_BOUNDS: [(&str, &str, f64); 18] = [
         "chat_search_all_time",
         500.0,
     ),
-    ("overview p99 <= 50 ms", "overview", 50.0),
+    ("overview p99 <= 10 ms", "overview", 10.0),
     ("server chart 30 d p99 <= 50 ms", "server_chart_30d", 50.0),
-    ("Overview page p99 <= 50 ms", "overview_page", 50.0),
+    ("Overview page p99 <= 20 ms", "overview_page", 20.0),
     ("server page 30 d p99 <= 50 ms", "server_page_30d", 50.0),
     ("Trends page as it opens p99 <= 50 ms", "trends_page", 50.0),
     (

@@ -8,13 +8,14 @@ use shared::records::{
 };
 use uuid::Uuid;
 
-const TABLES: [&str; 8] = [
+const TABLES: [&str; 9] = [
     "players",
     "servers",
     "server_samples",
     "server_minutes",
     "server_five_minutes",
     "server_hours",
+    "network_five_minutes",
     "sessions",
     "session_server_heartbeats",
 ];

@@ -336,6 +336,8 @@ async fn rebuilding_twice_is_identical_and_one_model_rebuilds_alone() -> anyhow:
         indexes,
         [
             "players_account_last_seen_idx",
+            "players_account_lower_previous_rank_idx",
+            "players_account_lower_rank_idx",
             "players_account_rank_idx",
             "players_names_trgm_idx",
             "players_pkey",

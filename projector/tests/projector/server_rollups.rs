@@ -49,11 +49,12 @@ async fn online_minutes(h: &Harness, server: Uuid) -> anyhow::Result<Vec<(DateTi
     .await?)
 }
 
-const HISTORY: [&str; 4] = [
+const HISTORY: [&str; 5] = [
     "server_samples",
     "server_minutes",
     "server_five_minutes",
     "server_hours",
+    "network_five_minutes",
 ];
 
 async fn history_checksums(h: &Harness) -> anyhow::Result<Vec<(i64, String)>> {
@@ -180,6 +181,16 @@ async fn rollups_are_pruned_by_resolution_and_never_counted_twice() -> anyhow::R
     assert_eq!(minutes[0].0, at("11T10:00:00"));
     let fives = buckets(&h, "server_five_minutes", "bucket", server).await?;
     assert_eq!(fives.len(), 1);
+    let network: Vec<DateTime<Utc>> =
+        sqlx::query_scalar("SELECT bucket FROM network_five_minutes WHERE account_id = $1")
+            .bind(account)
+            .fetch_all(h.pool())
+            .await?;
+    assert_eq!(
+        network,
+        [at("11T10:00:00")],
+        "network rows share the five-minute retention"
+    );
     assert_eq!(
         buckets(&h, "server_hours", "hour", server).await?,
         [

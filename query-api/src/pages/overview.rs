@@ -112,8 +112,22 @@ async fn overview(caller: SignedIn, State(state): State<AppState>) -> Result<Res
             activity_stream::PATH.to_owned()
         }
     };
+    let disabled_destinations = async {
+        if member.role.allows(Area::Alerts) {
+            crate::routes::alerts::destinations::list(&state.pool, member.account_id)
+                .await
+                .map(|all| all.into_iter().filter(|d| !d.enabled).collect())
+        } else {
+            Ok(Vec::new())
+        }
+    };
+    // The alert destinations come from the main pool: the two waits overlap.
     let now = Utc::now();
-    let data = read_overview(&state.reads, member.account_id, now).await?;
+    let (data, disabled_destinations) = tokio::join!(
+        read_overview(&state.reads, member.account_id, now),
+        disabled_destinations,
+    );
+    let (data, disabled_destinations): (_, Vec<_>) = (data?, disabled_destinations?);
     let summary = Summary::of(data.servers);
     let staff = data
         .staff_online
@@ -146,12 +160,6 @@ async fn overview(caller: SignedIn, State(state): State<AppState>) -> Result<Res
         )
         .await?;
     }
-    let disabled_destinations = if member.role.allows(Area::Alerts) {
-        let all = crate::routes::alerts::destinations::list(&state.pool, member.account_id).await?;
-        all.into_iter().filter(|d| !d.enabled).collect()
-    } else {
-        Vec::new()
-    };
     render(&OverviewPage {
         disabled_destinations,
         shell,

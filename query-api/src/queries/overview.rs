@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// Width of a bucket of the network chart: 288 points over 24 hours, read from the
-/// five-minute rollup (one index-only range per account, not 1,440 rows per server).
+/// projector's `network_five_minutes` (one row per bucket, not one per server).
 pub const NETWORK_BUCKET: Duration = Duration::minutes(5);
 
 /// How far back the network chart looks.
@@ -131,25 +131,30 @@ pub struct Overview {
     pub activity: Vec<Activity>,
 }
 
-/// The Overview of `account_id` as of `now`.
+/// The Overview of `account_id` as of `now`. Its four reads are independent and each reads a
+/// bounded number of rows; they run at once, each on its own pooled connection.
 pub async fn overview(
     reads: &PgPool,
     account_id: Uuid,
     now: DateTime<Utc>,
 ) -> Result<Overview, sqlx::Error> {
-    let servers = server_statuses(reads, account_id).await?;
+    let (servers, mut staff_online, network, activity) = tokio::try_join!(
+        server_statuses(reads, account_id),
+        staff_roster(reads, account_id),
+        network_players(reads, account_id, now),
+        recent_activity(reads, account_id, ACTIVITY_LIMIT),
+    )?;
     let servers_online = servers.iter().filter(|s| s.is_online).count();
     let players_online = players_online(&servers);
-    let mut staff_online = staff_roster(reads, account_id).await?;
     staff_online.retain(|member| member.is_online);
     Ok(Overview {
         servers_online,
         servers_total: servers.len(),
         players_online,
         servers,
-        network: network_players(reads, account_id, now).await?,
+        network,
         staff_online,
-        activity: recent_activity(reads, account_id, ACTIVITY_LIMIT).await?,
+        activity,
     })
 }
 
@@ -164,10 +169,15 @@ pub fn players_online(servers: &[ServerStatus]) -> i64 {
         .sum()
 }
 
+/// The network chart's rows: `$1` the account, `$2`..`$3` the span (one row per bucket).
+pub const NETWORK_SQL: &str = "SELECT bucket, players FROM network_five_minutes \
+    WHERE account_id = $1 AND bucket >= $2 AND bucket < $3 ORDER BY bucket";
+
 /// Players online across the network over [`NETWORK_SPAN`] up to `now`, per
-/// [`NETWORK_BUCKET`], every bucket present (null where no game server reported). The rows
-/// of a server whose role is `proxy` now are left out (see [`players_online`]); the rollups
-/// keep no role, and a server does not change role in practice.
+/// [`NETWORK_BUCKET`], every bucket present (null where no game server reported). Proxies are
+/// left out (see [`players_online`]): the projector sums each bucket's game servers into
+/// `network_five_minutes` as their heartbeats arrive, and sums a server's buckets again when
+/// its role changes.
 pub async fn network_players(
     reads: &PgPool,
     account_id: Uuid,
@@ -175,43 +185,27 @@ pub async fn network_players(
 ) -> Result<Vec<NetworkPoint>, sqlx::Error> {
     let to = now.duration_trunc(NETWORK_BUCKET).unwrap_or(now) + NETWORK_BUCKET;
     let from = to - NETWORK_SPAN;
-    let rows: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
-        "SELECT f.bucket, sum(f.player_count_sum::float8 / f.samples) \
-         FROM server_five_minutes f \
-         WHERE f.account_id = $1 AND f.bucket >= $2 AND f.bucket < $3 \
-           AND NOT EXISTS (SELECT 1 FROM servers s \
-             WHERE s.account_id = f.account_id AND s.id = f.server_id AND s.role = 'proxy') \
-         GROUP BY f.bucket ORDER BY f.bucket",
-    )
-    .bind(account_id)
-    .bind(from)
-    .bind(to)
-    .fetch_all(reads)
-    .await?;
+    let rows: Vec<(DateTime<Utc>, Option<f64>)> = sqlx::query_as(NETWORK_SQL)
+        .bind(account_id)
+        .bind(from)
+        .bind(to)
+        .fetch_all(reads)
+        .await?;
     let mut rows = rows.into_iter().peekable();
     let buckets = (NETWORK_SPAN.num_seconds() / NETWORK_BUCKET.num_seconds()) as i32;
     Ok((0..buckets)
         .map(|i| {
             let at = from + NETWORK_BUCKET * i;
-            let players = rows.next_if(|(bucket, _)| *bucket == at).map(|(_, p)| p);
+            let players = rows
+                .next_if(|(bucket, _)| *bucket == at)
+                .and_then(|(_, p)| p);
             NetworkPoint { at, players }
         })
         .collect())
 }
 
-/// The newest `limit` joins, quits, punishments, revokes, rank changes and anti-cheat flags
-/// of the account, newest first.
-///
-/// Each event name is its own index range (`events_account_name_time_idx`), flags use
-/// `anticheat_flags_account_time_idx`: at most 9 x `limit` rows are read, however big the
-/// timeline.
-pub async fn recent_activity(
-    reads: &PgPool,
-    account_id: Uuid,
-    limit: i64,
-) -> Result<Vec<Activity>, sqlx::Error> {
-    let rows = sqlx::query_as::<_, ActivityRow>(
-        "SELECT a.at, a.name, a.player_uuid, \
+/// The activity list's statement: `$1` the account, `$2` [`ACTIVITY_EVENTS`], `$3` the limit.
+pub const ACTIVITY_SQL: &str = "SELECT a.at, a.name, a.player_uuid, \
                 COALESCE(a.player_name, p.username) AS player_name, \
                 a.server_id, a.actor, a.detail \
          FROM ( \
@@ -236,13 +230,25 @@ pub async fn recent_activity(
          ) a \
          LEFT JOIN players p ON p.account_id = $1 AND p.uuid = a.player_uuid \
          ORDER BY a.at DESC, a.tiebreak DESC NULLS LAST \
-         LIMIT $3",
-    )
-    .bind(account_id)
-    .bind(&ACTIVITY_EVENTS[..])
-    .bind(limit)
-    .fetch_all(reads)
-    .await?;
+         LIMIT $3";
+
+/// The newest `limit` joins, quits, punishments, revokes, rank changes and anti-cheat flags
+/// of the account, newest first.
+///
+/// Each event name is its own index range (`events_account_name_time_idx`), flags use
+/// `anticheat_flags_account_time_idx`: at most 9 x `limit` rows are read, however big the
+/// timeline.
+pub async fn recent_activity(
+    reads: &PgPool,
+    account_id: Uuid,
+    limit: i64,
+) -> Result<Vec<Activity>, sqlx::Error> {
+    let rows = sqlx::query_as::<_, ActivityRow>(ACTIVITY_SQL)
+        .bind(account_id)
+        .bind(&ACTIVITY_EVENTS[..])
+        .bind(limit)
+        .fetch_all(reads)
+        .await?;
     Ok(rows
         .into_iter()
         .filter_map(|row| {

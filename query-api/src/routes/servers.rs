@@ -75,20 +75,25 @@ pub async fn list_servers(
     Ok(Json(ServerList { items }))
 }
 
+/// The statement of [`server_statuses`]: `$1` the account, `$2` its offline-after seconds.
+pub fn server_statuses_sql() -> String {
+    format!(
+        "WITH {SERVER_STATUS_CTE} \
+         SELECT id, name, role, is_online, tps, player_count, max_players, version, \
+                last_heartbeat_at \
+         FROM server_status ORDER BY lower(name) NULLS LAST, name, id"
+    )
+}
+
 /// Every server of the account with its status, ordered by name (the API and the pages).
 pub async fn server_statuses(
     reads: &sqlx::PgPool,
     account_id: Uuid,
 ) -> Result<Vec<ServerStatus>, sqlx::Error> {
     let settings = AccountSettings::load(reads, account_id).await?;
-    sqlx::query_as::<_, ServerStatus>(&format!(
-        "WITH {SERVER_STATUS_CTE} \
-         SELECT id, name, role, is_online, tps, player_count, max_players, version, \
-                last_heartbeat_at \
-         FROM server_status ORDER BY lower(name) NULLS LAST, name, id"
-    ))
-    .bind(account_id)
-    .bind(settings.offline_after_seconds())
-    .fetch_all(reads)
-    .await
+    sqlx::query_as::<_, ServerStatus>(&server_statuses_sql())
+        .bind(account_id)
+        .bind(settings.offline_after_seconds())
+        .fetch_all(reads)
+        .await
 }

@@ -55,31 +55,62 @@ pub fn router() -> DashboardRoutes {
 ///
 /// Online status and current server follow the player rule: an open session on an online
 /// server, the newest one's server.
-fn roster_sql() -> String {
+///
+/// Every part reads through an index range whatever the account's size: members by rank
+/// through `players_account_lower_rank_idx` / `players_account_lower_previous_rank_idx` (the
+/// two cases of [`EFFECTIVE_RANK`], keyed by a rank's first 100 characters: staff groups have
+/// at most 64, and the whole rank is compared again),
+/// issuers by a skip scan of `punishments_staff_time_idx`
+/// (one probe per distinct issuer, then their newest punishment of the window), and each
+/// member's player row and newest open session by one index probe each (`LATERAL ... LIMIT 1`
+/// keeps the planner from hashing every player or every open session of the account).
+pub fn roster_sql() -> String {
     format!(
-        "WITH {SERVER_STATUS_CTE}, \
+        "WITH RECURSIVE {SERVER_STATUS_CTE}, \
          by_rank AS ( \
            SELECT p.uuid FROM players p \
-           WHERE p.account_id = $1 AND lower({EFFECTIVE_RANK}) = ANY($3::text[])), \
+           WHERE p.account_id = $1 AND p.rank IS NOT NULL \
+             AND lower(left(p.rank, 100)) = ANY($3::text[]) \
+             AND lower(p.rank) = ANY($3::text[]) \
+             AND (p.rank_expires_at IS NULL OR p.rank_expires_at > now()) \
+           UNION \
+           SELECT p.uuid FROM players p \
+           WHERE p.account_id = $1 AND p.rank_expires_at IS NOT NULL \
+             AND p.rank_expires_at <= now() \
+             AND lower(left(p.previous_rank, 100)) = ANY($3::text[]) \
+             AND lower(p.previous_rank) = ANY($3::text[])), \
+         issuers AS ( \
+           (SELECT pu.staff_uuid FROM punishments pu \
+            WHERE pu.account_id = $1 AND pu.staff_uuid IS NOT NULL \
+            ORDER BY pu.staff_uuid LIMIT 1) \
+           UNION ALL \
+           SELECT (SELECT pu.staff_uuid FROM punishments pu \
+                   WHERE pu.account_id = $1 AND pu.staff_uuid > i.staff_uuid \
+                   ORDER BY pu.staff_uuid LIMIT 1) \
+           FROM issuers i WHERE i.staff_uuid IS NOT NULL), \
          by_punishing AS ( \
-           SELECT DISTINCT ON (pu.staff_uuid) pu.staff_uuid, pu.staff_name FROM punishments pu \
-           WHERE pu.account_id = $1 AND pu.staff_uuid IS NOT NULL \
-             AND pu.issued_at > now() - {STAFF_ACTIVITY_WINDOW} \
-           ORDER BY pu.staff_uuid, pu.issued_at DESC, pu.id DESC), \
-         staff AS (SELECT uuid FROM by_rank UNION SELECT staff_uuid FROM by_punishing), \
-         current_server AS ( \
-           SELECT DISTINCT ON (se.player_uuid) se.player_uuid, se.server_id, se.joined_at \
-           FROM sessions se LEFT JOIN server_status ss ON ss.id = se.server_id \
-           WHERE se.account_id = $1 AND se.left_at IS NULL AND {SESSION_SERVER_ONLINE} \
-             AND se.player_uuid IN (SELECT uuid FROM staff) \
-           ORDER BY se.player_uuid, se.joined_at DESC, se.id DESC) \
+           SELECT i.staff_uuid, latest.staff_name FROM issuers i \
+           CROSS JOIN LATERAL ( \
+             SELECT pu.staff_name FROM punishments pu \
+             WHERE pu.account_id = $1 AND pu.staff_uuid = i.staff_uuid \
+               AND pu.issued_at > now() - {STAFF_ACTIVITY_WINDOW} \
+             ORDER BY pu.issued_at DESC, pu.id DESC LIMIT 1) latest \
+           WHERE i.staff_uuid IS NOT NULL), \
+         staff AS (SELECT uuid FROM by_rank UNION SELECT staff_uuid FROM by_punishing) \
          SELECT st.uuid, COALESCE(p.username, bp.staff_name) AS username, \
            {EFFECTIVE_RANK} AS rank, cs.server_id IS NOT NULL AS is_online, \
            cs.server_id AS current_server_id, p.last_seen, cs.joined_at AS session_started_at \
          FROM staff st \
-         LEFT JOIN players p ON p.account_id = $1 AND p.uuid = st.uuid \
+         LEFT JOIN LATERAL ( \
+           SELECT p.username, p.last_seen, p.rank, p.previous_rank, p.rank_expires_at \
+           FROM players p WHERE p.account_id = $1 AND p.uuid = st.uuid LIMIT 1) p ON true \
          LEFT JOIN by_punishing bp ON bp.staff_uuid = st.uuid \
-         LEFT JOIN current_server cs ON cs.player_uuid = st.uuid \
+         LEFT JOIN LATERAL ( \
+           SELECT se.server_id, se.joined_at \
+           FROM sessions se LEFT JOIN server_status ss ON ss.id = se.server_id \
+           WHERE se.account_id = $1 AND se.player_uuid = st.uuid AND se.left_at IS NULL \
+             AND {SESSION_SERVER_ONLINE} \
+           ORDER BY se.joined_at DESC, se.id DESC LIMIT 1) cs ON true \
          ORDER BY lower(COALESCE(p.username, bp.staff_name)) NULLS LAST, st.uuid"
     )
 }

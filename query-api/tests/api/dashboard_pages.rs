@@ -41,6 +41,7 @@ async fn five_minutes(
     .bind(i32::try_from(players)?)
     .execute(pool)
     .await?;
+    crate::dashboard_queries::network_bucket(pool, account, at).await?;
     Ok(())
 }
 

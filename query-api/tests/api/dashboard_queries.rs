@@ -41,6 +41,33 @@ pub(crate) async fn rollup(
     .bind(r.6)
     .execute(pool)
     .await?;
+    if table == "server_five_minutes" {
+        network_bucket(pool, account, at).await?;
+    }
+    Ok(())
+}
+
+/// Sums the five-minute bucket `at` of `account` into `network_five_minutes` as the
+/// projector's servers model does after folding heartbeats into `server_five_minutes`: each
+/// game server's average, summed; proxies left out.
+pub(crate) async fn network_bucket(
+    pool: &PgPool,
+    account: Uuid,
+    at: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    sqlx::query(
+        "INSERT INTO network_five_minutes (account_id, bucket, players) \
+         SELECT $1, $2, sum(f.player_count_sum::float8 / f.samples) \
+                FILTER (WHERE s.role IS DISTINCT FROM 'proxy') \
+         FROM server_five_minutes f \
+         LEFT JOIN servers s ON s.account_id = f.account_id AND s.id = f.server_id \
+         WHERE f.account_id = $1 AND f.bucket = $2 \
+         ON CONFLICT (account_id, bucket) DO UPDATE SET players = EXCLUDED.players",
+    )
+    .bind(account)
+    .bind(at)
+    .execute(pool)
+    .await?;
     Ok(())
 }
 

@@ -26,6 +26,7 @@ mod histories;
 mod key_sync;
 mod keys;
 mod openapi;
+mod overview_cost;
 mod overview_queries;
 mod players;
 mod pool_safety;

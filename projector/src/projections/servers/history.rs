@@ -27,7 +27,7 @@ const PRUNE_ROWS_PER_SERVER: i64 = 10_000;
 /// The minute a sample belongs to, in SQL over `inserted.at`.
 const MINUTE: &str = "date_trunc('minute', at, 'UTC')";
 /// Its five-minute bucket (aligned to the hour: the origin is a whole hour).
-const FIVE: &str = "date_bin('5 minutes', at, timestamptz '2000-01-01 00:00:00+00')";
+pub(super) const FIVE: &str = "date_bin('5 minutes', at, timestamptz '2000-01-01 00:00:00+00')";
 /// Its hour.
 const HOUR: &str = "date_trunc('hour', at, 'UTC')";
 
@@ -120,12 +120,14 @@ pub async fn prune_samples(conn: &mut PgConnection) -> Result<u64, sqlx::Error> 
     prune(conn, "server_samples", "at", SAMPLE_RETENTION).await
 }
 
-/// Deletes rollup rows past their retention ([`MINUTE_RETENTION`], [`HOUR_RETENTION`])
+/// Deletes rollup rows past their retention ([`MINUTE_RETENTION`], [`HOUR_RETENTION`]; the
+/// network rows of `network_five_minutes` like the five-minute ones)
 /// behind their server's latest heartbeat; returns how many.
 pub async fn prune_rollups(conn: &mut PgConnection) -> Result<u64, sqlx::Error> {
     let mut pruned = prune(conn, "server_minutes", "minute", MINUTE_RETENTION).await?;
     pruned += prune(conn, "server_five_minutes", "bucket", MINUTE_RETENTION).await?;
     pruned += prune(conn, "server_hours", "hour", HOUR_RETENTION).await?;
+    pruned += super::network::prune(conn, MINUTE_RETENTION).await?;
     Ok(pruned)
 }
 

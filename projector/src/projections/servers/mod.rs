@@ -2,7 +2,8 @@
 //! game server or a proxy) from its heartbeats in `servers`, raw TPS / player-count samples
 //! for a day in `server_samples`, and min / avg / max rollups per minute and per five minutes
 //! (kept 8 days) and per hour (kept 400 days) in `server_minutes`, `server_five_minutes` and
-//! `server_hours` ([`history`]).
+//! `server_hours` ([`history`]), and the network's players per five minutes (game servers
+//! summed, proxies left out) in `network_five_minutes` ([`network`]).
 //!
 //! Per chunk: one SELECT loads the servers the chunk's heartbeats name, the heartbeats are
 //! folded in memory in log order ([`fold`]), one UNNEST upsert writes the servers that
@@ -19,6 +20,7 @@
 
 mod fold;
 mod history;
+mod network;
 
 pub use fold::{Beat, Folded, SAMPLE_RETENTION, Sample, ServerKey, ServerRow, beats_of, fold};
 pub use history::{HOUR_RETENTION, MINUTE_RETENTION, prune_rollups, prune_samples};
@@ -51,6 +53,7 @@ read_model! {
         "server_minutes",
         "server_five_minutes",
         "server_hours",
+        "network_five_minutes",
     ],
     fold: apply
 }
@@ -84,6 +87,29 @@ pub(crate) async fn apply(
         for batch in folded.samples.chunks(ROWS_PER_STATEMENT) {
             written += history::sample(conn, batch).await?;
         }
+        // The network chart's buckets this chunk touched, and all of a server's whose role
+        // moved (a proxy's players leave the sums, a game server's enter them).
+        let role_changed: Vec<ServerKey> = folded
+            .servers
+            .iter()
+            .filter(|row| {
+                stored
+                    .get(&(row.account_id, row.id))
+                    .is_some_and(|old: &ServerRow| old.role != row.role)
+            })
+            .map(|row| (row.account_id, row.id))
+            .collect();
+        let sampled: BTreeSet<(Uuid, chrono::DateTime<chrono::Utc>)> = folded
+            .samples
+            .iter()
+            .map(|s| (s.account_id, s.at))
+            .collect();
+        let sampled: Vec<_> = sampled.into_iter().collect();
+        let mut changed = role_changed.as_slice();
+        for batch in sampled.chunks(ROWS_PER_STATEMENT) {
+            written += network::refresh(conn, batch, std::mem::take(&mut changed)).await?;
+        }
+        written += network::refresh(conn, &[], changed).await?;
     }
     if prune_due(&LAST_PRUNED, Instant::now()) {
         let samples = prune_samples(conn).await?;

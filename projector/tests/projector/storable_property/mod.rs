@@ -196,7 +196,7 @@ async fn parked(pool: &PgPool) -> anyhow::Result<Vec<(i64, String)>> {
 
 /// Every stored time column, and whether it is a record time (up to now + 10 minutes) or an
 /// expiry (up to 9999-12-31T23:59:59Z); all start at 2000-01-01 (`shared::validation`).
-const TIME_COLUMNS: [(&str, &str, bool); 23] = [
+const TIME_COLUMNS: [(&str, &str, bool); 24] = [
     ("events", "occurred_at", false),
     ("chat_messages", "sent_at", false),
     ("anticheat_flags", "flagged_at", false),
@@ -218,6 +218,7 @@ const TIME_COLUMNS: [(&str, &str, bool); 23] = [
     ("server_minutes", "minute", false),
     ("server_five_minutes", "bucket", false),
     ("server_hours", "hour", false),
+    ("network_five_minutes", "bucket", false),
     ("session_server_heartbeats", "last_heartbeat_at", false),
     ("notes", "written_at", false),
 ];
