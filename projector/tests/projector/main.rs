@@ -21,6 +21,7 @@ mod partitions;
 mod player_names;
 mod players;
 mod punishments;
+mod read_ahead;
 mod read_models_replay;
 mod rebuild;
 mod registry;
