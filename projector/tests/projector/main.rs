@@ -11,6 +11,7 @@ mod event_trends;
 mod exactly_once;
 mod harness;
 mod leadership;
+mod memory;
 mod notifier;
 mod notifier_kill;
 mod outages;
