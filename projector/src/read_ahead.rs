@@ -113,10 +113,7 @@ pub async fn open(
 }
 
 /// `message` if it follows the consumer's message `last` (then its sequence), else why not.
-fn in_sequence(
-    item: Result<jetstream::Message, pull::MessagesError>,
-    last: &mut u64,
-) -> Read {
+fn in_sequence(item: Result<jetstream::Message, pull::MessagesError>, last: &mut u64) -> Read {
     let message = item.map_err(|error| match error.kind() {
         MessagesErrorKind::MissingHeartbeat => {
             ReadError::Pull("missed heartbeats from the server".into())

@@ -191,9 +191,7 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
 /// The rebuild targets: bulk-load speed, a swap readers do not notice and an ETA one can plan
 /// with.
 fn rebuild_targets(report: &mut Report) {
-    use crate::rebuild::{
-        ETA_ERROR, MEMORY, NAME, RAW_COPY_LOAD, RAW_COPY_READY, READS, SWAP,
-    };
+    use crate::rebuild::{ETA_ERROR, MEMORY, NAME, RAW_COPY_LOAD, RAW_COPY_READY, READS, SWAP};
     let rate = report.get(NAME).map(|m| m.rate_per_s);
     report.bound_target("rebuild >= 100k records/s", rate, 100_000.0, true);
     // The same end state: tables loaded, indexed and logged, ready to serve; the load alone

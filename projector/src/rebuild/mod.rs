@@ -234,7 +234,8 @@ async fn replay_and_swap(
     let _stop_keys = keys_watched.drop_guard();
     let mut partitions = Vec::with_capacity(usize::from(subjects.partitions()));
     for partition in 0..subjects.partitions() {
-        partitions.push(PartitionReplay::open(&stream, &subjects, partition, config, read_ahead).await?);
+        partitions
+            .push(PartitionReplay::open(&stream, &subjects, partition, config, read_ahead).await?);
     }
     let replay = Replay::new(
         &copy_pool,

@@ -22,9 +22,9 @@
 
 use super::replay::{Received, Replay};
 use super::stages;
-use crate::read_ahead::payload_bytes;
 use crate::checkpoint::Partition;
 use crate::projections::{ModelOutcome, Prepared};
+use crate::read_ahead::payload_bytes;
 use anyhow::Context;
 use futures::{Stream, StreamExt};
 use std::borrow::Cow;

@@ -49,12 +49,14 @@ fn peak_mib(child: &Child) -> anyhow::Result<u64> {
 }
 
 #[tokio::test]
-async fn catching_up_on_large_messages_holds_a_bounded_part_of_the_backlog() -> anyhow::Result<()>
-{
+async fn catching_up_on_large_messages_holds_a_bounded_part_of_the_backlog() -> anyhow::Result<()> {
     let mut h = Harness::start().await?;
     h.stop_projector().await?;
     let account = Uuid::now_v7();
-    let (server, players) = (Uuid::new_v4(), (0..50).map(|_| Uuid::new_v4()).collect::<Vec<_>>());
+    let (server, players) = (
+        Uuid::new_v4(),
+        (0..50).map(|_| Uuid::new_v4()).collect::<Vec<_>>(),
+    );
     let subjects = h.config.common.event_log.subjects();
     let mut bytes = 0;
     let mut acks = Vec::new();

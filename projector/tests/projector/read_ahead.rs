@@ -17,9 +17,8 @@ async fn what_the_server_sent_ahead_of_the_reader_stays_within_the_byte_cap() ->
 {
     let h = Harness::start().await?;
     let id = Uuid::new_v4().simple().to_string();
-    let stream = h
-        .js
-        .create_stream(stream::Config {
+    let stream =
+        h.js.create_stream(stream::Config {
             name: format!("read-ahead-{id}"),
             subjects: vec![format!("ra.{id}.>")],
             ..Default::default()

@@ -225,7 +225,10 @@ fn chunks_applying_at_once_never_keep_more_rows_than_the_bound() {
     let (first, _) = kept.take((0..6).map(key));
     let (second, _) = kept.take((6..12).map(key));
     assert!(first.defer);
-    assert!(!second.defer, "its six players would not fit beside the first's");
+    assert!(
+        !second.defer,
+        "its six players would not fit beside the first's"
+    );
     let rows = |players: std::ops::Range<u128>| -> Vec<PlayerRow> {
         players.map(|p| row(p, "2026-11-01T10:00:00Z")).collect()
     };
@@ -238,7 +241,11 @@ fn chunks_applying_at_once_never_keep_more_rows_than_the_bound() {
     // A third chunk finds no room: its rows are written, and the bound still holds.
     let (third, missing) = kept.take((12..20).map(key));
     assert!(!third.defer);
-    assert_eq!(missing.len(), 8, "rows stored and not kept: the others are read back");
+    assert_eq!(
+        missing.len(),
+        8,
+        "rows stored and not kept: the others are read back"
+    );
     let written: HashSet<PlayerKey> = (12..20).map(key).collect();
     kept.put_back(third, rows(12..20), &HashSet::new(), &written);
     assert_eq!(kept.peak(), 10);

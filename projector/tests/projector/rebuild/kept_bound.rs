@@ -39,11 +39,17 @@ async fn a_rebuild_keeps_no_more_players_than_its_bound_and_equals_a_fresh_fold(
     assert!(report.last_sequence >= last);
     let (rows, spans) = report.kept_peaks;
     eprintln!("kept at most {rows} players rows and {spans} name spans ({PLAYERS} players)");
-    assert!(rows <= KEPT, "{rows} players rows kept at once, bound {KEPT}");
+    assert!(
+        rows <= KEPT,
+        "{rows} players rows kept at once, bound {KEPT}"
+    );
     assert!(rows > 0, "the fold kept rows between its chunks");
     // Spans while fewer than twice the bound are kept, plus one chunk's own (a session batch
     // names two players).
-    assert!(spans <= 2 * KEPT + 2 * CHUNK_MESSAGES, "{spans} name spans kept at once");
+    assert!(
+        spans <= 2 * KEPT + 2 * CHUNK_MESSAGES,
+        "{spans} name spans kept at once"
+    );
 
     live_caught_up(&h).await?;
     let clean = fold_again(&h).await?;
