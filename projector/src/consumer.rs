@@ -1,8 +1,9 @@
-//! The consumer loop: read the log from the checkpoint with an ordered pull consumer, apply it
-//! chunk by chunk, and on any outage start again from the checkpoint. One loop for every
-//! consumer of the log ([`ChunkSink`]): the projector, and the notifier's evaluator.
+//! The consumer loop: read the log from the checkpoint with an ephemeral pull consumer whose
+//! read-ahead is capped in bytes ([`crate::read_ahead`]), apply it chunk by chunk, and on any
+//! outage start again from the checkpoint. One loop for every consumer of the log
+//! ([`ChunkSink`]): the projector, and the notifier's evaluator.
 //!
-//! Nothing is acknowledged to JetStream: the ordered consumer is ephemeral, and the checkpoints
+//! Nothing is acknowledged to JetStream: the consumer is ephemeral, and the checkpoints
 //! committed with each chunk's writes are the only record of progress. The projector resumes
 //! after its lowest checkpoint: a read model already past a message skips it.
 
@@ -159,7 +160,7 @@ async fn consume_from_checkpoint<S: ChunkSink>(
             chunk = chunks.next() => chunk,
         };
         let Some(chunk) = chunk else {
-            return Err(ProjectorError::event_log("the ordered consumer ended"));
+            return Err(ProjectorError::event_log("the event log's consumer ended"));
         };
         // Apply what arrived in order before a failure, then start over from there.
         let mut delivered = Vec::with_capacity(chunk.len());

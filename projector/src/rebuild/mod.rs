@@ -4,7 +4,7 @@
 //! 1. A PostgreSQL advisory lock ([`LOCK_KEY`]) makes rebuilds one at a time: a second one is
 //!    refused at once with [`RebuildError::AlreadyRunning`].
 //! 2. Load: the copy is filled per partition of the log ([`shared::subjects`]): each partition has
-//!    its own ordered consumer from the first message ([`partition`]) and its own checkpoints in
+//!    its own consumer from the first message ([`partition`]) and its own checkpoints in
 //!    the copy, and the partitions replay concurrently, by the same path as the live projector
 //!    (each model in its own transaction: [`projections::Applier`]), with at most
 //!    `PROJECTOR_APPLY_CONCURRENCY` model transactions, and as many partitions applying a chunk, at

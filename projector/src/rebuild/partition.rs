@@ -1,4 +1,4 @@
-//! One partition of the log under replay: its own ordered consumer, read from the start.
+//! One partition of the log under replay: its own consumer, read from the start.
 //!
 //! A partition's position in the copy moves with its own messages, and also to the stream's
 //! end once it holds every message of its own ([`cover_idle`]): the live projector moves an

@@ -12,7 +12,7 @@ use sqlx::PgPool;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio::sync::Semaphore;
 
-/// A chunk of one partition as its ordered consumer delivers it.
+/// A chunk of one partition as its consumer delivers it.
 pub(super) type Chunk = crate::read_ahead::Chunk;
 
 /// What every partition's replay shares: where the copy is, and where each partition of it
