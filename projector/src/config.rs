@@ -25,6 +25,11 @@ pub struct Config {
     /// batches) does not hold the process's transaction slots for seconds while a quiet
     /// partition's write waits for one.
     pub chunk_max_bytes: usize,
+    /// `PROJECTOR_READ_AHEAD_BYTES` (default 4 MiB): how many bytes of log messages each
+    /// partition's reader asks the server for at once, ahead of what it applies; it holds at
+    /// most one and a half times this. Raised to the server's `max_payload` (plus a little)
+    /// when that is more: a pull must be able to bring the largest message.
+    pub read_ahead_bytes: usize,
     /// `PROJECTOR_REBUILD_CHUNK_MESSAGES` (default 4,000): a rebuild joins the consumer's
     /// chunks into chunks of up to this many log messages (at least one consumer chunk): fewer
     /// transactions, and the folds that read a row once per chunk (players, sessions) do so
@@ -32,6 +37,14 @@ pub struct Config {
     /// it (its load's progress moves in small steps). A partition holds up to three chunks in
     /// memory while they are applied.
     pub rebuild_chunk_messages: usize,
+    /// `PROJECTOR_REBUILD_CHUNK_BYTES` (default 8 MiB): a rebuild's chunk stops growing once
+    /// its log messages hold this many bytes, whatever their number.
+    pub rebuild_chunk_bytes: usize,
+    /// `PROJECTOR_REBUILD_KEPT_PLAYERS` (default 100,000): players whose rows a rebuild keeps
+    /// in memory between its chunks (and name spans, twice as many), rather than reading them
+    /// back from its copy at every chunk. Past it the rebuild reads the others back: slower
+    /// on a log with more players, never different.
+    pub rebuild_kept_players: usize,
     /// `PROJECTOR_BATCH_WAIT_MS` (default 20): how long a transaction waits for more messages
     /// after the first one arrives.
     pub batch_wait: Duration,
@@ -75,6 +88,17 @@ impl Config {
             rebuild_chunk_messages > 0,
             "environment variable PROJECTOR_REBUILD_CHUNK_MESSAGES must be at least 1"
         );
+        let read_ahead_bytes: usize = vars.or_default("PROJECTOR_READ_AHEAD_BYTES", 4 << 20)?;
+        anyhow::ensure!(
+            read_ahead_bytes > 0,
+            "environment variable PROJECTOR_READ_AHEAD_BYTES must be at least 1"
+        );
+        let rebuild_chunk_bytes: usize =
+            vars.or_default("PROJECTOR_REBUILD_CHUNK_BYTES", 8 << 20)?;
+        anyhow::ensure!(
+            rebuild_chunk_bytes > 0,
+            "environment variable PROJECTOR_REBUILD_CHUNK_BYTES must be at least 1"
+        );
         let retention_sweep_secs: u64 = vars.or_default("RETENTION_SWEEP_SECS", 600)?;
         anyhow::ensure!(
             retention_sweep_secs > 0,
@@ -86,7 +110,10 @@ impl Config {
             bind_addr: vars.or_default("BIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 8083)))?,
             batch_max,
             chunk_max_bytes: vars.or_default("PROJECTOR_CHUNK_MAX_BYTES", 1 << 20)?,
+            read_ahead_bytes,
             rebuild_chunk_messages,
+            rebuild_chunk_bytes,
+            rebuild_kept_players: vars.or_default("PROJECTOR_REBUILD_KEPT_PLAYERS", 100_000)?,
             batch_wait: Duration::from_millis(vars.or_default("PROJECTOR_BATCH_WAIT_MS", 20)?),
             apply_concurrency,
             stall_after: Duration::from_secs(vars.or_default("PROJECTOR_STALL_SECONDS", 60)?),

@@ -1,8 +1,9 @@
-//! The consumer loop: read the log from the checkpoint with an ordered pull consumer, apply it
-//! chunk by chunk, and on any outage start again from the checkpoint. One loop for every
-//! consumer of the log ([`ChunkSink`]): the projector, and the notifier's evaluator.
+//! The consumer loop: read the log from the checkpoint with an ephemeral pull consumer whose
+//! read-ahead is capped in bytes ([`crate::read_ahead`]), apply it chunk by chunk, and on any
+//! outage start again from the checkpoint. One loop for every consumer of the log
+//! ([`ChunkSink`]): the projector, and the notifier's evaluator.
 //!
-//! Nothing is acknowledged to JetStream: the ordered consumer is ephemeral, and the checkpoints
+//! Nothing is acknowledged to JetStream: the consumer is ephemeral, and the checkpoints
 //! committed with each chunk's writes are the only record of progress. The projector resumes
 //! after its lowest checkpoint: a read model already past a message skips it.
 
@@ -11,10 +12,10 @@ use crate::error::ProjectorError;
 use crate::lag;
 use crate::partitions;
 use crate::projections::{self, ChunkOutcome, Delivered};
+use crate::read_ahead::{self, Cut, Messages, ReadAhead};
 use crate::startup::Projector;
 use async_nats::jetstream;
 use async_nats::jetstream::consumer::DeliverPolicy;
-use async_nats::jetstream::consumer::pull::{Ordered, OrderedConfig};
 use futures::StreamExt;
 use std::future::Future;
 use std::sync::Arc;
@@ -27,9 +28,6 @@ use tracing::Instrument;
 /// First wait after a failure; doubles up to [`MAX_BACKOFF`].
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
-/// Caps the ordered consumer's pull expiry, and with it its idle heartbeat (half of it), so a
-/// restarted nats-server is noticed within seconds rather than the default 30.
-const PULL_EXPIRES: Duration = Duration::from_secs(5);
 
 /// Where a consumer of the log reads: the stream, the subjects, how chunks are cut, and the
 /// NATS reconnections (a reconnect sends it back to its checkpoint).
@@ -38,9 +36,14 @@ pub(crate) struct LogReader {
     pub(crate) stream: jetstream::stream::Stream,
     /// The subjects it reads (a partition's, or every event's: [`shared::subjects::Subjects`]).
     pub(crate) filter_subjects: Vec<String>,
+    /// Messages in a chunk, at most.
     pub(crate) batch_max: usize,
-    /// A chunk over this many payload bytes is applied in parts ([`parts_within`]).
+    /// A chunk stops growing once it holds this many payload bytes, and one over it (a
+    /// message bigger than this) is applied in parts ([`parts_within`]).
     pub(crate) chunk_max_bytes: usize,
+    /// How far it reads ahead of what it applies ([`crate::read_ahead`]), fitted to the
+    /// server's largest message.
+    pub(crate) read_ahead: ReadAhead,
     pub(crate) batch_wait: Duration,
     pub(crate) reconnects: watch::Receiver<u64>,
 }
@@ -135,8 +138,14 @@ async fn consume_from_checkpoint<S: ChunkSink>(
         () = shutdown.cancelled() => return Ok(()),
         opened = open_from_checkpoint(reader, sink) => opened?,
     };
-    let chunks =
-        tokio_stream::StreamExt::chunks_timeout(messages, reader.batch_max, reader.batch_wait);
+    let chunks = read_ahead::chunks(
+        messages,
+        Cut {
+            messages: reader.batch_max,
+            bytes: reader.chunk_max_bytes,
+            wait: reader.batch_wait,
+        },
+    );
     tokio::pin!(chunks);
 
     loop {
@@ -151,7 +160,7 @@ async fn consume_from_checkpoint<S: ChunkSink>(
             chunk = chunks.next() => chunk,
         };
         let Some(chunk) = chunk else {
-            return Err(ProjectorError::event_log("the ordered consumer ended"));
+            return Err(ProjectorError::event_log("the event log's consumer ended"));
         };
         // Apply what arrived in order before a failure, then start over from there.
         let mut delivered = Vec::with_capacity(chunk.len());
@@ -207,11 +216,11 @@ fn parts_within(delivered: &[Delivered], max_bytes: usize) -> usize {
     fitting.max(1).min(delivered.len())
 }
 
-/// Reads the sink's checkpoint and opens an ordered consumer on the message right after it.
+/// Reads the sink's checkpoint and opens a consumer on the message right after it.
 async fn open_from_checkpoint<S: ChunkSink>(
     reader: &LogReader,
     sink: &S,
-) -> Result<Ordered, ProjectorError> {
+) -> Result<Messages, ProjectorError> {
     let resume_after = sink.resume_after().await?;
     let deliver_policy = match resume_after {
         0 => DeliverPolicy::All,
@@ -219,20 +228,13 @@ async fn open_from_checkpoint<S: ChunkSink>(
             start_sequence: last + 1,
         },
     };
-    let consumer = reader
-        .stream
-        .create_consumer(OrderedConfig {
-            filter_subjects: reader.filter_subjects.clone(),
-            deliver_policy,
-            max_expires: PULL_EXPIRES,
-            ..Default::default()
-        })
-        .await
-        .map_err(ProjectorError::event_log)?;
-    let messages = consumer
-        .messages()
-        .await
-        .map_err(ProjectorError::event_log)?;
+    let (messages, _) = read_ahead::open(
+        &reader.stream,
+        reader.filter_subjects.clone(),
+        deliver_policy,
+        reader.read_ahead,
+    )
+    .await?;
     tracing::info!(resume_after, "consuming the event log");
     Ok(messages)
 }

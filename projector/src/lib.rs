@@ -16,6 +16,7 @@ mod leadership;
 pub mod parked;
 mod partitions;
 pub mod projections;
+pub mod read_ahead;
 pub mod rebuild;
 pub mod retention;
 pub mod startup;

@@ -87,6 +87,11 @@ impl Projector {
                 filter_subjects: subjects.all_events(),
                 batch_max: config.batch_max.max(1),
                 chunk_max_bytes: config.chunk_max_bytes,
+                read_ahead: crate::read_ahead::ReadAhead {
+                    messages: config.batch_max,
+                    bytes: config.read_ahead_bytes,
+                }
+                .fitting(client.server_info().max_payload),
                 batch_wait: config.batch_wait,
                 reconnects,
             },

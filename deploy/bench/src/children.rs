@@ -122,6 +122,18 @@ pub(crate) fn own_peak_rss_mib() -> Option<f64> {
     status_kib(std::process::id(), "VmHWM:").map(|kib| kib as f64 / 1024.0)
 }
 
+/// This process's own RSS now, in MiB.
+pub(crate) fn own_rss_mib() -> Option<f64> {
+    status_kib(std::process::id(), "VmRSS:").map(|kib| kib as f64 / 1024.0)
+}
+
+/// Starts this process's peak RSS (VmHWM) again from its RSS now (Linux's `clear_refs` 5),
+/// so the next [`own_peak_rss_mib`] tells the peak of what runs from here; false when the
+/// kernel refused.
+pub(crate) fn reset_own_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 fn status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status

@@ -50,6 +50,11 @@ const READ_BOUNDS: [(&str, &str, f64); 18] = [
     ),
     ("header player find p99 <= 50 ms", "player_find", 50.0),
 ];
+/// The projector's memory budget while it catches up at the default settings (see the
+/// configuration page's "Memory").
+const PROJECTOR_CATCH_UP_MIB: f64 = 256.0;
+/// A rebuild's memory budget at the default settings, over its process's.
+const REBUILD_MIB: f64 = 384.0;
 
 /// Adds every target with its verdict, and the caveats.
 pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
@@ -173,6 +178,14 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
         100.0,
         false,
     );
+    // The projector's memory, beside the catch-up throughput it trades against.
+    let catch_up = report.get("projector_catch_up").map(|m| m.rate_per_s);
+    let projector = report.memory_mib.get("projector: after catch-up").copied();
+    let requirement = format!(
+        "projector peak RSS <= {PROJECTOR_CATCH_UP_MIB:.0} MiB during catch-up (at {} records/s)",
+        catch_up.map_or_else(|| "?".to_owned(), |r| format!("{r:.0}"))
+    );
+    report.bound_target(&requirement, projector, PROJECTOR_CATCH_UP_MIB, false);
     let key = format!("query-api: with {open_streams} open streams");
     let query = report.memory_mib.get(&key).copied();
     let requirement =
@@ -192,7 +205,7 @@ pub(crate) fn targets(report: &mut Report, plan: &Plan, open_streams: usize) {
 /// The rebuild targets: bulk-load speed, a swap readers do not notice and an ETA one can plan
 /// with.
 fn rebuild_targets(report: &mut Report) {
-    use crate::rebuild::{ETA_ERROR, NAME, RAW_COPY_LOAD, RAW_COPY_READY, READS, SWAP};
+    use crate::rebuild::{ETA_ERROR, MEMORY, NAME, RAW_COPY_LOAD, RAW_COPY_READY, READS, SWAP};
     let rate = report.get(NAME).map(|m| m.rate_per_s);
     report.bound_target("rebuild >= 100k records/s", rate, 100_000.0, true);
     // The same end state: tables loaded, indexed and logged, ready to serve; the load alone
@@ -215,6 +228,13 @@ fn rebuild_targets(report: &mut Report) {
     if let Some(target) = report.targets.last_mut() {
         target.holds &= swap_ms.is_some_and(|ms| ms < 1000.0) && bad_reads == Some(0);
     }
+    let rebuild_rate = report.get(NAME).map(|m| m.rate_per_s);
+    let memory = report.memory_mib.get(MEMORY).copied();
+    let requirement = format!(
+        "projector rebuild peak RSS <= {REBUILD_MIB:.0} MiB over its process's (at {} records/s)",
+        rebuild_rate.map_or_else(|| "?".to_owned(), |r| format!("{r:.0}"))
+    );
+    report.bound_target(&requirement, memory, REBUILD_MIB, false);
     let eta_error = report.figures.get(ETA_ERROR).copied();
     report.bound_target(
         "rebuild load ETA within 20% (worst, 10-90% of the load)",

@@ -78,6 +78,11 @@ impl Notifier {
                     batch_max: config.batch_max.max(1),
                     // One evaluator, no partitions to share slots with: chunks stay whole.
                     chunk_max_bytes: usize::MAX,
+                    read_ahead: crate::read_ahead::ReadAhead {
+                        messages: config.batch_max,
+                        bytes: crate::read_ahead::DEFAULT_BYTES,
+                    }
+                    .fitting(client.server_info().max_payload),
                     batch_wait: config.batch_wait,
                     reconnects,
                 },

@@ -27,6 +27,19 @@ pub struct BulkState {
 }
 
 impl BulkState {
+    /// Keeps the rows of at most `players` players (`PROJECTOR_REBUILD_KEPT_PLAYERS`), and
+    /// their name spans while fewer than twice as many are kept.
+    pub fn with_kept_players(players: usize) -> Self {
+        BulkState {
+            players: players::Kept::with_most(players),
+        }
+    }
+
+    /// The most players rows, and the most name spans, kept at once so far.
+    pub fn peaks(&self) -> (usize, usize) {
+        self.players.peaks()
+    }
+
     /// From now on the folds that can leave their writes for the end of the load do so, until
     /// [`write_kept`](BulkState::write_kept): the copy's tables of those models
     /// ([`defers`](BulkState::defers)) miss rows meanwhile.

@@ -4,7 +4,7 @@
 //! 1. A PostgreSQL advisory lock ([`LOCK_KEY`]) makes rebuilds one at a time: a second one is
 //!    refused at once with [`RebuildError::AlreadyRunning`].
 //! 2. Load: the copy is filled per partition of the log ([`shared::subjects`]): each partition has
-//!    its own ordered consumer from the first message ([`partition`]) and its own checkpoints in
+//!    its own consumer from the first message ([`partition`]) and its own checkpoints in
 //!    the copy, and the partitions replay concurrently, by the same path as the live projector
 //!    (each model in its own transaction: [`projections::Applier`]), with at most
 //!    `PROJECTOR_APPLY_CONCURRENCY` model transactions, and as many partitions applying a chunk, at
@@ -61,6 +61,7 @@ use crate::checkpoint;
 use crate::config::Config;
 use crate::error::ProjectorError;
 use crate::projections::{self, ReadModel};
+use crate::read_ahead::ReadAhead;
 use anyhow::Context;
 use copy::TableCopy;
 use partition::PartitionReplay;
@@ -121,6 +122,9 @@ pub struct RebuildReport {
     pub phases: Vec<(Phase, Duration)>,
     /// Each model's transactions on the copy and the chunks they applied.
     pub transactions: Vec<ModelTransactions>,
+    /// The most players rows, and the most name spans, the load kept in memory at once
+    /// (bounded by `PROJECTOR_REBUILD_KEPT_PLAYERS`).
+    pub kept_peaks: (usize, usize),
 }
 
 /// Rebuilds `options.models` from the start of the event log and swaps them in (see the
@@ -193,7 +197,7 @@ async fn run(
     if let Err(error) = copy.drop(&pool).await {
         tracing::warn!(%error, schema = %copy.schema, "could not drop the rebuild's schemas");
     }
-    let (positions, swap) = result?;
+    let (positions, swap, kept_peaks) = result?;
     guard.close().await?;
     Ok(RebuildReport {
         models,
@@ -204,11 +208,13 @@ async fn run(
         records: tracker.records(),
         phases: tracker.took(),
         transactions: tracker.transactions(),
+        kept_peaks,
     })
 }
 
 /// Loads the copy from every partition of the log at once, builds its indexes, catches up
-/// and swaps it in; returns where each partition of it stands and the swap's duration.
+/// and swaps it in; returns where each partition of it stands, the swap's duration and the
+/// most the players fold kept in memory at once (rows, name spans).
 async fn replay_and_swap(
     config: &Config,
     models: &[&'static dyn ReadModel],
@@ -216,8 +222,9 @@ async fn replay_and_swap(
     copy: &TableCopy,
     tracker: &Tracker,
     shutdown: &CancellationToken,
-) -> anyhow::Result<(Vec<u64>, Duration)> {
-    let (shared::nats::EventStream { stream, subjects }, keyring) = open_log(config).await?;
+) -> anyhow::Result<(Vec<u64>, Duration, (usize, usize))> {
+    let (shared::nats::EventStream { stream, subjects }, keyring, read_ahead) =
+        open_log(config).await?;
     let connections = replay::pool_size(config.apply_concurrency, subjects.partitions());
     let copy_pool = copy.connect(&config.database_url, connections).await?;
     // Keys destroyed while the replay runs (an erasure, the retention sweep) leave its cache
@@ -227,7 +234,8 @@ async fn replay_and_swap(
     let _stop_keys = keys_watched.drop_guard();
     let mut partitions = Vec::with_capacity(usize::from(subjects.partitions()));
     for partition in 0..subjects.partitions() {
-        partitions.push(PartitionReplay::open(&stream, &subjects, partition, config).await?);
+        partitions
+            .push(PartitionReplay::open(&stream, &subjects, partition, config, read_ahead).await?);
     }
     let replay = Replay::new(
         &copy_pool,
@@ -235,6 +243,7 @@ async fn replay_and_swap(
         models,
         &subjects,
         config.apply_concurrency,
+        config.rebuild_kept_players,
         tracker,
     );
     let names = projections::names_of(models);
@@ -281,7 +290,7 @@ async fn replay_and_swap(
                     "rebuilt tables swapped in"
                 );
                 tracker.enter(Phase::Done);
-                return Ok((positions, swap));
+                return Ok((positions, swap, replay.kept_peaks()));
             }
             Err(error) if is_lock_timeout(&error) => {
                 tracing::warn!("the swap waited too long for its locks; trying again");
@@ -352,14 +361,22 @@ async fn watch(
     }
 }
 
-/// The event stream, and the keyring that opens its personal fields.
-async fn open_log(config: &Config) -> anyhow::Result<(shared::nats::EventStream, Keyring)> {
+/// The event stream, the keyring that opens its personal fields, and how far its readers
+/// read ahead.
+async fn open_log(
+    config: &Config,
+) -> anyhow::Result<(shared::nats::EventStream, Keyring, ReadAhead)> {
     let nats = shared::nats::connect("warden-projector-rebuild", &config.common.nats_url).await?;
+    let read_ahead = ReadAhead {
+        messages: config.batch_max,
+        bytes: config.read_ahead_bytes,
+    }
+    .fitting(nats.client.server_info().max_payload);
     let js = async_nats::jetstream::new(nats.client);
     let event_log = &config.common.event_log;
     let stream = shared::nats::existing_event_stream(&js, event_log).await?;
     let keyring = config.privacy.keyring(&js, event_log).await?;
-    Ok((stream, keyring))
+    Ok((stream, keyring, read_ahead))
 }
 
 fn is_lock_timeout(error: &anyhow::Error) -> bool {

@@ -1,4 +1,4 @@
-//! One partition of the log under replay: its own ordered consumer, read from the start.
+//! One partition of the log under replay: its own consumer, read from the start.
 //!
 //! A partition's position in the copy moves with its own messages, and also to the stream's
 //! end once it holds every message of its own ([`cover_idle`]): the live projector moves an
@@ -10,9 +10,9 @@ use super::replay::{Chunk, Replay};
 use crate::checkpoint::Partition;
 use crate::config::Config;
 use crate::error::ProjectorError;
+use crate::read_ahead::{self, Cut, ReadAhead};
 use anyhow::Context;
 use async_nats::jetstream::consumer::DeliverPolicy;
-use async_nats::jetstream::consumer::pull::OrderedConfig;
 use async_nats::jetstream::stream::{LastRawMessageErrorKind, Stream as EventStream};
 use futures::{Stream, StreamExt};
 use shared::subjects::Subjects;
@@ -35,7 +35,7 @@ pub(super) struct PartitionReplay {
 }
 
 impl PartitionReplay {
-    /// Opens an ordered consumer of `partition` ([`Subjects::partition_events`]) from the
+    /// Opens a consumer of `partition` ([`Subjects::partition_events`]) from the
     /// stream's first message, chunked as the live projector chunks, and joined for the
     /// partition's backlog ([`pipeline::Chunking::for_backlog`]).
     pub(super) async fn open(
@@ -43,35 +43,35 @@ impl PartitionReplay {
         subjects: &Subjects,
         partition: Partition,
         config: &Config,
+        read_ahead: ReadAhead,
     ) -> anyhow::Result<Self> {
-        let consumer = stream
-            .create_consumer(OrderedConfig {
-                filter_subjects: subjects.partition_events(partition),
-                deliver_policy: DeliverPolicy::All,
-                max_expires: Duration::from_secs(5),
-                ..Default::default()
-            })
-            .await
-            .map_err(ProjectorError::event_log)?;
-        // The partition's messages when the load starts.
-        let backlog = consumer.cached_info().num_pending;
-        let messages = consumer
-            .messages()
-            .await
-            .map_err(ProjectorError::event_log)?;
-        let chunks = tokio_stream::StreamExt::chunks_timeout(
+        // `backlog`: the partition's messages when the load starts.
+        let (messages, backlog) = read_ahead::open(
+            stream,
+            subjects.partition_events(partition),
+            DeliverPolicy::All,
+            read_ahead,
+        )
+        .await?;
+        let chunks = read_ahead::chunks(
             messages,
-            config.batch_max.max(1),
-            config.batch_wait,
+            Cut {
+                messages: config.batch_max.max(1),
+                bytes: config.rebuild_chunk_bytes,
+                wait: config.batch_wait,
+            },
         );
         Ok(PartitionReplay {
             partition,
             chunks: Box::pin(chunks),
-            chunking: pipeline::Chunking::for_backlog(
-                config.batch_max,
-                config.rebuild_chunk_messages,
-                backlog,
-            ),
+            chunking: pipeline::Chunking {
+                chunk_bytes: config.rebuild_chunk_bytes,
+                ..pipeline::Chunking::for_backlog(
+                    config.batch_max,
+                    config.rebuild_chunk_messages,
+                    backlog,
+                )
+            },
         })
     }
 

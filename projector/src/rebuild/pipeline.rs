@@ -24,6 +24,7 @@ use super::replay::{Received, Replay};
 use super::stages;
 use crate::checkpoint::Partition;
 use crate::projections::{ModelOutcome, Prepared};
+use crate::read_ahead::payload_bytes;
 use anyhow::Context;
 use futures::{Stream, StreamExt};
 use std::borrow::Cow;
@@ -50,6 +51,9 @@ pub(super) struct Chunking {
     pub(super) batch_max: usize,
     /// Messages per replay chunk, at most; joined while the log has more (see [`join_wait`]).
     pub(super) chunk_messages: usize,
+    /// Payload bytes per replay chunk: it is not joined further once it holds this many
+    /// (`PROJECTOR_REBUILD_CHUNK_BYTES`; each consumer chunk stops growing there too).
+    pub(super) chunk_bytes: usize,
 }
 
 impl Chunking {
@@ -62,6 +66,7 @@ impl Chunking {
         Chunking {
             batch_max,
             chunk_messages: share.clamp(batch_max.min(most), most),
+            chunk_bytes: usize::MAX,
         }
     }
 }
@@ -224,11 +229,17 @@ where
         () = pause.cancelled() => return Ok(None),
         chunk = chunks.next() => chunk.context("the event log's consumer ended")?,
     };
-    let mut full = chunk.len() >= chunking.batch_max;
+    let full_chunk = |chunk: &super::replay::Chunk| {
+        chunk.len() >= chunking.batch_max || payload_bytes(chunk) >= chunking.chunk_bytes
+    };
+    let mut full = full_chunk(&chunk);
+    let mut bytes = payload_bytes(&chunk);
     let mut received = replay.receive(partition, chunk)?;
     // A short chunk with nothing waiting after it is all the consumer had; so is nothing
     // within the wait.
-    while let Some(wait) = join_wait(received.delivered.len(), chunking, full, received.waiting) {
+    while bytes < chunking.chunk_bytes
+        && let Some(wait) = join_wait(received.delivered.len(), chunking, full, received.waiting)
+    {
         // Ends at the pause too: what is held is applied before the replay pauses.
         let chunk = tokio::select! {
             biased;
@@ -239,7 +250,8 @@ where
             },
         };
         let chunk = chunk.context("the event log's consumer ended")?;
-        full = chunk.len() >= chunking.batch_max;
+        full = full_chunk(&chunk);
+        bytes += payload_bytes(&chunk);
         Replay::append(&mut received, replay.receive(partition, chunk)?);
     }
     Ok(Some(received))
@@ -253,6 +265,7 @@ mod tests {
     const DEFAULTS: Chunking = Chunking {
         batch_max: 500,
         chunk_messages: 4_000,
+        chunk_bytes: usize::MAX,
     };
 
     #[test]
@@ -290,6 +303,7 @@ mod tests {
         let small = Chunking {
             batch_max: 500,
             chunk_messages: 100,
+            chunk_bytes: usize::MAX,
         };
         assert_eq!(join_wait(500, small, true, 100), None);
     }

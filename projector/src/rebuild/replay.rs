@@ -6,15 +6,14 @@ use super::progress::Tracker;
 use crate::checkpoint::Partition;
 use crate::error::ProjectorError;
 use crate::projections::{self, ChunkOutcome, Delivered, ReadModel};
-use async_nats::jetstream::consumer::pull::OrderedError;
 use shared::privacy::Keyring;
 use shared::subjects::Subjects;
 use sqlx::PgPool;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio::sync::Semaphore;
 
-/// A chunk of one partition as its ordered consumer delivers it.
-pub(super) type Chunk = Vec<Result<async_nats::jetstream::Message, OrderedError>>;
+/// A chunk of one partition as its consumer delivers it.
+pub(super) type Chunk = crate::read_ahead::Chunk;
 
 /// What every partition's replay shares: where the copy is, and where each partition of it
 /// stands.
@@ -71,6 +70,7 @@ impl<'a> Replay<'a> {
         models: &'a [&'static dyn ReadModel],
         subjects: &'a Subjects,
         apply_concurrency: usize,
+        kept_players: usize,
         tracker: &'a Tracker,
     ) -> Self {
         Replay {
@@ -90,11 +90,16 @@ impl<'a> Replay<'a> {
                 .collect(),
             tracker,
             kept: {
-                let kept = projections::BulkState::default();
+                let kept = projections::BulkState::with_kept_players(kept_players);
                 kept.defer_writes();
                 kept
             },
         }
+    }
+
+    /// The most players rows, and name spans, kept at once so far.
+    pub(super) fn kept_peaks(&self) -> (usize, usize) {
+        self.kept.peaks()
     }
 
     /// Whether `model`'s tables in the copy miss rows its fold keeps to write at the load's

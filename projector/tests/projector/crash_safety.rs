@@ -42,7 +42,7 @@ pub(crate) fn spawn_projector(h: &Harness) -> anyhow::Result<Child> {
 }
 
 /// The projector binary on the harness's stream and database, in small chunks.
-fn projector_command(h: &Harness) -> Command {
+pub(crate) fn projector_command(h: &Harness) -> Command {
     let log = &h.config.common.event_log;
     let output = || {
         if std::env::var_os("TEST_LOG").is_some() {

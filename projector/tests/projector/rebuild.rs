@@ -6,6 +6,7 @@ mod bulk;
 mod checksums;
 mod copy_load;
 mod early_index;
+mod kept_bound;
 mod kill;
 mod partitions;
 mod players_kept;

@@ -56,6 +56,14 @@ impl Workload {
         }
     }
 
+    /// A workload for one fresh account of `players` players on 3 servers.
+    pub(crate) fn with_players(players: usize) -> Workload {
+        Workload {
+            players: (0..players).map(|_| Uuid::new_v4()).collect(),
+            ..Workload::new()
+        }
+    }
+
     /// The partition of its account's messages in the harness's log.
     pub(crate) fn partition(&self, h: &Harness) -> u16 {
         h.config

@@ -42,6 +42,8 @@ pub(crate) const RAW_COPY_READY: &str = "raw_copy_indexed";
 pub(crate) const ETA_ERROR: &str = "rebuild_load_eta_worst_error_pct";
 
 /// The backlog's own stream, subject prefix and database.
+/// The rebuild's peak RSS over what this process held before it, in `memory_mib`.
+pub(crate) const MEMORY: &str = "projector rebuild: peak over the process's RSS before it";
 const STREAM: &str = "BENCH_REBUILD";
 const PREFIX: &str = "benchrb";
 const DATABASE: &str = "warden_bench_rebuild";
@@ -58,6 +60,8 @@ struct Rebuilt {
     timeline: timeline::Timeline,
     reads: readers::Reads,
     cpu: String,
+    /// Its peak RSS over this process's before it, when the kernel let the peak be reset.
+    memory_mib: Option<f64>,
 }
 
 /// Publishes the backlog, has a live projector apply it, rebuilds it beside that projector,
@@ -148,11 +152,19 @@ async fn rebuild_beside(
         ..RebuildOptions::default()
     };
     let cpu = b.cpu(&[projector]);
+    // The rebuild runs in this process: its memory is this process's peak over what it held
+    // before (the load generator's own, the readers').
+    let before = crate::children::own_rss_mib();
+    let reset = crate::children::reset_own_peak_rss();
     let result = tokio::time::timeout(
         LIMIT,
         projector::rebuild::rebuild(&config, &options, CancellationToken::new()),
     )
     .await;
+    let memory_mib = match (reset, before, crate::children::own_peak_rss_mib()) {
+        (true, Some(before), Some(peak)) => Some(peak - before),
+        _ => None,
+    };
     let end = Instant::now();
     let cpu = cpu.since();
     stop.cancel();
@@ -165,6 +177,7 @@ async fn rebuild_beside(
         timeline: timeline::Timeline::of(&samples, end),
         reads,
         cpu,
+        memory_mib,
     })
 }
 
@@ -176,7 +189,11 @@ fn add(b: &mut Bench, records: u64, messages: u64, rebuilt: &Rebuilt, raw: &raw_
         timeline,
         reads,
         cpu,
+        memory_mib,
     } = rebuilt;
+    if let Some(mib) = memory_mib {
+        b.report.memory_mib.insert(MEMORY.to_owned(), *mib);
+    }
     let backlog = format!(
         "the mixed backlog ({records} records in {messages} log messages: 70% chat / 20% \
          custom-event / 10% join-quit batches; stream {STREAM})"

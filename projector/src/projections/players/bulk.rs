@@ -18,8 +18,8 @@
 //! - *Erasures.* The erasure scrub reads and blanks the erased player's row and spans after
 //!   the players fold's transaction of the same chunk: that transaction writes them (and the
 //!   player's spans kept so far) at once, and an erased player's are never kept again.
-//! - *Room.* Past [`super::kept::MAX_PLAYERS`] rows or the spans' bound, chunks write theirs at
-//!   once.
+//! - *Room.* Past the rows' bound ([`Kept::with_most`]) or the spans' bound, chunks write
+//!   theirs at once.
 //! - *Failures.* A chunk whose statements fail puts back what it took. A rolled-back chunk
 //!   that had left rows unwritten loses them: [`write_kept`] then fails, and so does the
 //!   rebuild (the live tables are untouched; the next one starts clean).
@@ -44,6 +44,19 @@ pub(crate) struct Kept {
 }
 
 impl Kept {
+    /// Keeps at most `players` rows, and name spans while fewer than twice as many are kept.
+    pub(crate) fn with_most(players: usize) -> Self {
+        Kept {
+            rows: KeptRows::with_most(players),
+            names: KeptNames::with_most(players.saturating_mul(2)),
+        }
+    }
+
+    /// The most rows, and the most name spans, kept at once so far.
+    pub(crate) fn peaks(&self) -> (usize, usize) {
+        (self.rows.peak(), self.names.peak())
+    }
+
     /// From now on chunks leave their rows and spans for [`write_kept`] (the load).
     pub(crate) fn defer(&self) {
         self.rows.defer();

@@ -15,31 +15,39 @@
 //!
 //! The copy starts empty and only the rebuild writes it, so while every row stored there is
 //! kept, a player neither kept nor erased has no row to read back: the chunk's `SELECT` skips
-//! such players (new to the log). That holds until a row is stored and not kept (past
-//! [`MAX_PLAYERS`]) or the kept rows are [forgotten](KeptRows::forget); from then on every
+//! such players (new to the log). That holds until a row is stored and not kept (past the
+//! bound) or the kept rows are [forgotten](KeptRows::forget); from then on every
 //! player not kept is read back, as before.
 //!
 //! While the load [defers](KeptRows::defer) its writes, a kept row may be *unwritten*: the copy
 //! does not store it yet (or stores an older version), and [`super::bulk::write_kept`] writes
-//! it before anything else reads the copy's `players` table. Unwritten rows are kept even past
-//! [`MAX_PLAYERS`] (the bound then stops a chunk from leaving more unwritten), and forgetting
-//! one loses it for good ([`KeptRows::unwritten`] then refuses).
+//! it before anything else reads the copy's `players` table. A chunk leaves its rows unwritten
+//! only when room for every one of its players is reserved first, so unwritten rows never take
+//! the kept rows past the bound either, and forgetting one loses it for good
+//! ([`KeptRows::unwritten`] then refuses).
 
 use super::{PlayerKey, PlayerRow};
 use chrono::{DateTime, TimeDelta, Utc};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
-/// Players kept at most: about 0.5 KB each, so about 125 MB. Past it, a chunk reads back
-/// the players it cannot keep, as without [`KeptRows`] (slower, never different), and writes
-/// its rows at once.
-pub(crate) const MAX_PLAYERS: usize = 250_000;
+/// Players kept at most unless told otherwise (`PROJECTOR_REBUILD_KEPT_PLAYERS`). Past the
+/// bound, a chunk reads back the players it cannot keep, as without [`KeptRows`] (slower,
+/// never different), and writes its rows at once.
+pub(crate) const MAX_PLAYERS: usize = 100_000;
 
 /// The players rows a rebuild wrote and committed to its copy (or keeps to write at the
-/// load's end), by player.
-#[derive(Debug, Default)]
+/// load's end), by player; never more than its bound ([`KeptRows::with_most`]).
+#[derive(Debug)]
 pub(crate) struct KeptRows {
     rows: Mutex<Rows>,
+    most: usize,
+}
+
+impl Default for KeptRows {
+    fn default() -> Self {
+        KeptRows::with_most(MAX_PLAYERS)
+    }
 }
 
 /// A kept row, and whether the copy stores it yet.
@@ -60,6 +68,11 @@ struct Rows {
     deferring: bool,
     /// Unwritten rows were forgotten: the copy misses them.
     lost: bool,
+    /// Room promised to chunks applying now that may leave their rows unwritten (one per
+    /// player each names): what they keep never takes the kept rows past the bound.
+    reserved: usize,
+    /// The most rows kept at once so far.
+    peak: usize,
 }
 
 /// What a chunk took out of [`KeptRows`] for its players.
@@ -74,6 +87,8 @@ pub(super) struct Taken {
     /// Whether the chunk may leave its rows unwritten: the load defers its writes, and there
     /// is room to keep them.
     pub(super) defer: bool,
+    /// The room reserved for it in [`KeptRows`] (its players, when it may defer).
+    reserved: usize,
 }
 
 /// Unwritten rows were forgotten (a transaction that left them so was rolled back): the copy
@@ -86,6 +101,14 @@ pub(super) struct Taken {
 pub(crate) struct Lost;
 
 impl KeptRows {
+    /// Keeps at most `most` rows at once (at least one).
+    pub(crate) fn with_most(most: usize) -> Self {
+        KeptRows {
+            rows: Mutex::default(),
+            most: most.max(1),
+        }
+    }
+
     /// From now on a chunk may leave its rows unwritten, until [`written`](KeptRows::written).
     pub(crate) fn defer(&self) {
         self.lock().deferring = true;
@@ -103,12 +126,11 @@ impl KeptRows {
         keys: impl IntoIterator<Item = PlayerKey>,
     ) -> (Taken, Vec<PlayerKey>) {
         let mut rows = self.lock();
-        let mut taken = Taken {
-            defer: rows.deferring && rows.kept.len() < MAX_PLAYERS,
-            ..Taken::default()
-        };
+        let mut taken = Taken::default();
         let mut missing = Vec::new();
+        let mut players = 0;
         for key in keys {
+            players += 1;
             if rows.erased.contains(&key) {
                 taken.erased.insert(key);
             }
@@ -124,6 +146,13 @@ impl KeptRows {
                 None => {}
             }
         }
+        // Every player of the chunk may come back kept and unwritten: defer only when they
+        // all fit beside what is kept and promised to other chunks.
+        if rows.deferring && rows.kept.len() + rows.reserved + players <= self.most {
+            rows.reserved += players;
+            taken.reserved = players;
+            taken.defer = true;
+        }
         (taken, missing)
     }
 
@@ -132,7 +161,9 @@ impl KeptRows {
     /// so the copy still stores (or still misses) these rows.
     pub(super) fn restore(&self, taken: Taken) {
         let unwritten = taken.unwritten.clone();
-        self.keep(taken.rows, &HashSet::new(), |key| unwritten.contains(key));
+        self.keep(taken.rows, taken.reserved, &HashSet::new(), |key| {
+            unwritten.contains(key)
+        });
     }
 
     /// Keeps the rows of a chunk's players as its statements left them: `taken` (what the
@@ -149,6 +180,7 @@ impl KeptRows {
         let Taken {
             mut rows,
             mut unwritten,
+            reserved,
             ..
         } = taken;
         for row in changed {
@@ -156,7 +188,7 @@ impl KeptRows {
             unwritten.insert(key);
             rows.insert(key, row.into_stored());
         }
-        self.keep(rows, erased, |key| {
+        self.keep(rows, reserved, erased, |key| {
             unwritten.contains(key) && !written.contains(key)
         });
     }
@@ -164,6 +196,7 @@ impl KeptRows {
     fn keep(
         &self,
         taken: BTreeMap<PlayerKey, PlayerRow>,
+        reserved: usize,
         erased: &HashSet<PlayerKey>,
         unwritten: impl Fn(&PlayerKey) -> bool,
     ) {
@@ -172,8 +205,11 @@ impl KeptRows {
             kept,
             erased: ever,
             partial,
+            reserved: promised,
+            peak,
             ..
         } = &mut *rows;
+        *promised = promised.saturating_sub(reserved);
         for key in erased {
             kept.remove(key);
             ever.insert(*key);
@@ -184,12 +220,13 @@ impl KeptRows {
             if ever.contains(&key) {
                 continue;
             }
-            if !unwritten && kept.len() >= MAX_PLAYERS && !kept.contains_key(&key) {
+            if !unwritten && kept.len() + *promised >= self.most && !kept.contains_key(&key) {
                 *partial = true;
                 continue;
             }
             kept.insert(key, Entry { row, unwritten });
         }
+        *peak = (*peak).max(kept.len());
     }
 
     /// Forgets every row kept (the players erased stay unkept): every player is read back
@@ -237,6 +274,11 @@ impl KeptRows {
     /// How many rows are kept.
     pub(crate) fn len(&self) -> usize {
         self.lock().kept.len()
+    }
+
+    /// The most rows kept at once so far: never more than its bound.
+    pub(crate) fn peak(&self) -> usize {
+        self.lock().peak
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Rows> {

@@ -15,38 +15,64 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 use uuid::Uuid;
 
-/// Spans kept before chunks write theirs at once: about 100 bytes each, so about 50 MB (a
-/// chunk that finds room keeps all of its own, so the last one may pass it).
-const MAX_SPANS: usize = 500_000;
+/// Spans kept before chunks write theirs at once, unless told otherwise (twice the players
+/// kept: [`super::bulk::Kept::with_most`]); a chunk that finds room keeps all of its own, so
+/// the last one may pass it by its own spans.
+const MAX_SPANS: usize = 2 * super::kept::MAX_PLAYERS;
 
 /// A span the copy does not store yet: (account, player, name) and when.
 pub(super) type Unwritten = ((Uuid, Uuid, String), Span);
 
 /// The name spans a rebuild's load keeps to write at its end, by player.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct KeptNames {
     spans: Mutex<Spans>,
+    most: usize,
+}
+
+impl Default for KeptNames {
+    fn default() -> Self {
+        KeptNames::with_most(MAX_SPANS)
+    }
 }
 
 #[derive(Debug, Default)]
 struct Spans {
     by_player: HashMap<PlayerKey, BTreeMap<String, Span>>,
     count: usize,
+    /// The most spans kept at once so far.
+    peak: usize,
     /// Spans were forgotten: the copy misses them.
     lost: bool,
 }
 
 impl KeptNames {
+    /// Keeps spans while fewer than `most` are kept.
+    pub(crate) fn with_most(most: usize) -> Self {
+        KeptNames {
+            spans: Mutex::default(),
+            most,
+        }
+    }
+
     /// Whether a chunk may keep its spans here: there is room.
     pub(super) fn has_room(&self) -> bool {
-        self.lock().count < MAX_SPANS
+        self.lock().count < self.most
+    }
+
+    /// The most spans kept at once so far.
+    pub(crate) fn peak(&self) -> usize {
+        self.lock().peak
     }
 
     /// Keeps `spans`, each widening the one kept for the same name, if any.
     pub(super) fn keep<'a>(&self, spans: impl IntoIterator<Item = (NameKey<'a>, Span)>) {
         let mut kept = self.lock();
         let Spans {
-            by_player, count, ..
+            by_player,
+            count,
+            peak,
+            ..
         } = &mut *kept;
         for ((account, player, name), (first, last)) in spans {
             let names = by_player.entry((account, player)).or_default();
@@ -61,6 +87,7 @@ impl KeptNames {
                 }
             }
         }
+        *peak = (*peak).max(*count);
     }
 
     /// Takes out the spans kept of `players`.

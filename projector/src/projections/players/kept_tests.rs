@@ -216,3 +216,37 @@ fn past_its_bound_a_chunk_may_not_defer_yet_its_unwritten_rows_stay_kept() {
     assert!(!taken.defer, "no room: the chunk writes its rows");
     assert_eq!(missing, [], "every stored row is still kept");
 }
+
+#[test]
+fn chunks_applying_at_once_never_keep_more_rows_than_the_bound() {
+    let kept = KeptRows::with_most(10);
+    kept.defer();
+    // Two partitions' chunks of six players each: only the first finds room to defer.
+    let (first, _) = kept.take((0..6).map(key));
+    let (second, _) = kept.take((6..12).map(key));
+    assert!(first.defer);
+    assert!(
+        !second.defer,
+        "its six players would not fit beside the first's"
+    );
+    let rows = |players: std::ops::Range<u128>| -> Vec<PlayerRow> {
+        players.map(|p| row(p, "2026-11-01T10:00:00Z")).collect()
+    };
+    let written: HashSet<PlayerKey> = (6..12).map(key).collect();
+    kept.put_back(second, rows(6..12), &HashSet::new(), &written);
+    kept.put_back(first, rows(0..6), &HashSet::new(), &HashSet::new());
+    assert_eq!(kept.unwritten().map(|r| r.len()).ok(), Some(6));
+    assert_eq!(kept.len(), 10);
+    assert_eq!(kept.peak(), 10, "never past the bound, even for a moment");
+    // A third chunk finds no room: its rows are written, and the bound still holds.
+    let (third, missing) = kept.take((12..20).map(key));
+    assert!(!third.defer);
+    assert_eq!(
+        missing.len(),
+        8,
+        "rows stored and not kept: the others are read back"
+    );
+    let written: HashSet<PlayerKey> = (12..20).map(key).collect();
+    kept.put_back(third, rows(12..20), &HashSet::new(), &written);
+    assert_eq!(kept.peak(), 10);
+}
