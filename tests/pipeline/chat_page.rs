@@ -233,4 +233,14 @@ async fn a_keyword_search_stopped_by_its_budget_says_how_far_back_it_searched() 
     // No line of the account is older: the search is done.
     assert!(!second.contains("searched-back-to"), "{second}");
     assert!(!second.contains("Search older lines"), "{second}");
+
+    // A page the budget cut before it found anything says so, not that nothing matches.
+    let (status, empty) = member.page("/chat?q=dawn").await;
+    assert_eq!(status, 200, "{empty}");
+    assert!(!empty.contains("two zebras at dawn"), "{empty}");
+    assert!(
+        empty.contains("data-testid=\"searched-back-to\""),
+        "{empty}"
+    );
+    assert!(!empty.contains("No lines match"), "{empty}");
 }
