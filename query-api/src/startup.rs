@@ -161,6 +161,14 @@ fn audit_ip_hasher(config: &Config) -> shared::records::IpHasher {
     }
 }
 
+/// Connections of each pool (the database's, and the read replica's when there is one).
+///
+/// All of them are opened at start and kept: a connection opened while a dashboard is read
+/// (after an idle spell, or to replace one past a lifetime) answers its first statements from a
+/// cold backend (authentication, catalog caches, plans), several times slower than a warm one,
+/// and those requests were the reads' slowest. A connection PostgreSQL closes is opened again.
+pub const POOL_CONNECTIONS: u32 = 10;
+
 /// A small pool that fails fast when PostgreSQL is unreachable.
 pub async fn connect_postgres(url: &str) -> anyhow::Result<PgPool> {
     connect_postgres_logging(url, Duration::from_secs(1)).await
@@ -176,7 +184,10 @@ pub async fn connect_postgres_logging(url: &str, slow: Duration) -> anyhow::Resu
         options.log_slow_statements(log::LevelFilter::Warn, slow)
     };
     PgPoolOptions::new()
-        .max_connections(10)
+        .max_connections(POOL_CONNECTIONS)
+        .min_connections(POOL_CONNECTIONS)
+        .idle_timeout(None)
+        .max_lifetime(None)
         .acquire_timeout(Duration::from_secs(5))
         .connect_with(options)
         .await

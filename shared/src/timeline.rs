@@ -11,6 +11,23 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+/// The timeline events the Overview's activity list shows (contract §6), besides anti-cheat
+/// flags: what the projector keeps in `recent_events`.
+pub const ACTIVITY_EVENTS: [&str; 8] = [
+    "session_join",
+    "session_quit",
+    "punish_ban",
+    "punish_mute",
+    "punish_kick",
+    "punish_warning",
+    "punish_revoke",
+    "rank_change",
+];
+
+/// How many of its newest activity events (and, apart, anti-cheat flags) the projector keeps
+/// per account in `recent_events` (`recent_flags`): at least what the Overview shows.
+pub const RECENT_ACTIVITY_KEPT: i64 = 100;
+
 /// One row of `events`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimelineEvent {

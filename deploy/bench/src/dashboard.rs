@@ -8,6 +8,7 @@
 //! only say how many requests took at most 50 ms).
 
 use crate::stats::{Latencies, Measurement};
+use crate::timed::WARM_UP;
 use futures::future::join_all;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -18,9 +19,6 @@ use uuid::Uuid;
 
 /// Sign-ins per login within a minute, under the per-login quota of 10.
 const PER_LOGIN: usize = 8;
-
-/// Untimed requests before each timed series.
-const WARM_UP: usize = 5;
 
 /// What the dashboard measurements need.
 pub(crate) struct Dashboard<'a> {

@@ -10,6 +10,7 @@ use crate::read_set::ReadSet;
 use crate::reads::build_dataset;
 use crate::run::{Bench, phase};
 use crate::stats::Measurement;
+use crate::timed::WARM_UP;
 use crate::{search_phases, under_load};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -228,7 +229,7 @@ async fn sign_ins(b: &mut Bench, base_url: &str, readers: Uuid) -> anyhow::Resul
         b.plan.concurrent_sign_ins,
         b.plan.sign_in_clients,
     );
-    let sign_ins = SignIns::for_attempts(5 + sequential + concurrent);
+    let sign_ins = SignIns::for_attempts(WARM_UP + sequential + concurrent);
     for (i, (login, password)) in sign_ins.members.iter().enumerate() {
         let role = if i == 0 { "owner" } else { "moderator" };
         b.admin.member(readers, login, role, password).await?;

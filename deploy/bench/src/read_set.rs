@@ -7,7 +7,7 @@ use crate::player_search::Searchable;
 use crate::reads::measure_reads;
 use crate::run::{Bench, phase};
 use crate::stats::Measurement;
-use crate::timed::keys_for;
+use crate::timed::{WARM_UP, keys_for};
 use crate::{retention, search_phases, trends};
 use std::time::Duration;
 use uuid::Uuid;
@@ -44,7 +44,7 @@ impl ReadSet {
         let mut notes = Vec::new();
 
         phase(&format!("{label}: player lookup, chatlog, events, funnel"));
-        let requests = 3 * (count + 5) + b.plan.funnel_runs;
+        let requests = 3 * (count + WARM_UP) + b.plan.funnel_runs;
         let keys = b
             .admin
             .keys(self.readers, "dashboard", requests / 50 + 2)
@@ -80,7 +80,7 @@ impl ReadSet {
         phase(&format!("{label}: Overview, server chart and pages"));
         let keys = b
             .admin
-            .keys(self.readers, "dashboard", 2 * (count + 5) / 50 + 2)
+            .keys(self.readers, "dashboard", 2 * (count + WARM_UP) / 50 + 2)
             .await?;
         let http_no_redirect = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

@@ -4,6 +4,7 @@
 use crate::chat_search::dataset_line;
 use crate::data::{EVENT_NAMES, player_name};
 use crate::stats::{Latencies, Measurement};
+use crate::timed::WARM_UP;
 use chrono::{Duration as Span, Utc};
 use projector::projections::timeline::insert_events;
 use rand::rngs::StdRng;
@@ -166,8 +167,7 @@ pub(crate) async fn measure_reads(
         ]
     };
     for (name, what, request) in &shapes {
-        // Untimed warm-up: connections open and plans cached, as in a running service.
-        for _ in 0..5 {
+        for _ in 0..WARM_UP {
             let _ = http
                 .get(request(&mut rng))
                 .bearer_auth(next_key())

@@ -7,6 +7,7 @@
 
 use crate::run::{Bench, phase};
 use crate::stats::{Latencies, Measurement};
+use crate::timed::WARM_UP;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::time::Instant;
@@ -16,8 +17,6 @@ use uuid::Uuid;
 const COHORT_DAYS: i64 = 365;
 /// Days after the first day in which a player's later active days fall.
 const RETURN_WINDOW: i64 = 120;
-/// Untimed requests first: connections open and plans cached.
-const WARM_UP: usize = 5;
 
 /// Loads `players` players of `account` with about `active_days` active days in all (day 0
 /// and distinct later days), their spans, and both count tables, then VACUUM (ANALYZE).

@@ -7,7 +7,7 @@ use crate::player_search::Searchable;
 use crate::reads::build_dataset;
 use crate::run::{Bench, phase};
 use crate::stats::Measurement;
-use crate::timed::keys_for;
+use crate::timed::{WARM_UP, keys_for};
 use crate::{chat_search, index_cost, player_search};
 use std::time::Instant;
 use uuid::Uuid;
@@ -42,7 +42,7 @@ pub(crate) async fn chat(
     // Both series use the same keys; each key's share stays under its quota.
     let keys = b
         .admin
-        .keys(readers, "dashboard", keys_for(2 * count + 5))
+        .keys(readers, "dashboard", keys_for(2 * count + WARM_UP))
         .await?;
     Ok(chat_search::measure(&b.http, query_url, &keys, count).await)
 }

@@ -7,8 +7,10 @@ use std::time::Instant;
 /// Requests one dashboard key may spend in a series (the dashboard quota is 60 a minute).
 pub(crate) const PER_KEY: usize = 50;
 
-/// Untimed requests first: connections open and plans cached, as in a running service.
-const WARM_UP: usize = 5;
+/// Untimed requests before each timed series, twice the service's pooled connections: the pool
+/// hands out its connections in turn, so each one has run the series' statements (plans and
+/// catalog caches warm) before the timing starts, as in a service that has been running.
+pub(crate) const WARM_UP: usize = 2 * query_api::startup::POOL_CONNECTIONS as usize;
 
 /// Keys needed for `requests` timed requests plus the warm-up.
 pub(crate) fn keys_for(requests: usize) -> usize {

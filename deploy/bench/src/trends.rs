@@ -11,7 +11,7 @@
 use crate::data::EVENT_NAMES;
 use crate::run::{Bench, phase};
 use crate::stats::{Latencies, Measurement};
-use crate::timed::keys_for;
+use crate::timed::{WARM_UP, keys_for};
 use chrono::{Duration as Span, Utc};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -24,8 +24,6 @@ const LOAD_CHUNK: usize = 1_000_000;
 const PLAYERS: i64 = 100_000;
 /// Servers the events are spread over.
 const SERVERS: i64 = 20;
-/// Untimed requests before each series: connections open and plans cached.
-const WARM_UP: usize = 5;
 
 /// The 30-day daily chart, every event: p99 <= 200 ms.
 pub(crate) const DAILY: &str = "trend_30d_daily";

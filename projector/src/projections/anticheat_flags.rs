@@ -1,11 +1,13 @@
-//! Anti-cheat flags (contract §5, §7 flags): one row of `anticheat_flags` per flag record.
+//! Anti-cheat flags (contract §5, §7 flags): one row of `anticheat_flags` per flag record,
+//! and the newest of each account in the Overview's `recent_flags`.
 //!
 //! Written with one `INSERT ... SELECT FROM UNNEST` per [`ROWS_PER_STATEMENT`] rows; an id the
 //! account already has is kept as first stored, so a late retry or a replay changes nothing.
 
-use super::Positioned;
+use super::{Positioned, recent_activity};
 use chrono::{DateTime, Utc};
 use shared::envelope::RecordBatch;
+use shared::timeline::RECENT_ACTIVITY_KEPT;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -90,9 +92,14 @@ impl<'a> FlagColumns<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct AnticheatFlags;
 
-read_model! { AnticheatFlags: "anticheat_flags", tables: ["anticheat_flags"], fold: apply }
+read_model! {
+    AnticheatFlags: "anticheat_flags",
+    tables: ["anticheat_flags", "recent_flags"],
+    fold: apply,
+}
 
-/// Inserts the flag rows of `messages`; returns the rows inserted.
+/// Inserts the flag rows of `messages`, and the newest of each account into the Overview's
+/// `recent_flags` ([`recent_activity`]); returns the rows inserted.
 pub(crate) async fn apply(
     conn: &mut PgConnection,
     messages: &[&Positioned],
@@ -102,6 +109,10 @@ pub(crate) async fn apply(
     for rows in super::statement_ranges(columns.len(), ROWS_PER_STATEMENT) {
         inserted += insert(conn, &columns, rows).await?;
     }
+    if inserted > 0 {
+        let accounts = columns.account_id.iter().copied().collect();
+        recent_activity::prune_flags(conn, accounts).await?;
+    }
     Ok(inserted)
 }
 
@@ -110,14 +121,27 @@ async fn insert(
     c: &FlagColumns<'_>,
     rows: std::ops::Range<usize>,
 ) -> Result<u64, sqlx::Error> {
-    let result = sqlx::query(
-        "INSERT INTO anticheat_flags (account_id, id, player_uuid, server_id, check_name,
+    let inserted: i64 = sqlx::query_scalar(
+        "WITH inserted AS (
+         INSERT INTO anticheat_flags (account_id, id, player_uuid, server_id, check_name,
                                       check_type, violation_level, detail, source_plugin,
                                       is_experimental, ping_ms, tps, flagged_at)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[],
                               $6::text[], $7::float8[], $8::text[], $9::text[], $10::boolean[],
                               $11::float8[], $12::float8[], $13::timestamptz[])
-         ON CONFLICT (account_id, id) DO NOTHING",
+         ON CONFLICT (account_id, id) DO NOTHING
+         RETURNING account_id, id, player_uuid, server_id, check_name, check_type, flagged_at
+         ), recent AS (
+         INSERT INTO recent_flags (account_id, id, player_uuid, server_id, check_name,
+                                   check_type, flagged_at)
+         SELECT account_id, id, player_uuid, server_id, check_name, check_type, flagged_at
+         FROM (SELECT *, row_number() OVER (PARTITION BY account_id
+                                            ORDER BY flagged_at DESC, id DESC) AS n
+               FROM inserted) newest
+         WHERE n <= $14
+         ON CONFLICT (account_id, id) DO NOTHING
+         )
+         SELECT count(*) FROM inserted",
     )
     .bind(&c.account_id[rows.clone()])
     .bind(&c.id[rows.clone()])
@@ -132,9 +156,10 @@ async fn insert(
     .bind(&c.ping_ms[rows.clone()])
     .bind(&c.tps[rows.clone()])
     .bind(&c.flagged_at[rows])
-    .execute(conn)
+    .bind(RECENT_ACTIVITY_KEPT)
+    .fetch_one(conn)
     .await?;
-    Ok(result.rows_affected())
+    Ok(u64::try_from(inserted).unwrap_or(0))
 }
 
 #[cfg(test)]

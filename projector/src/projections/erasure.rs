@@ -25,6 +25,7 @@
 //!   become `{}`; the player's internal events lose `player_name`, `reason`, `revoke_reason`
 //!   (null) and a chat line's `message` (""); punishments and rank changes the player made as
 //!   staff lose `staff_name`;
+//! - `recent_events` (the Overview's newest activity events): as `events`;
 //! - `alert_deliveries` (the notifier's outbox, history included): the same fields of payloads
 //!   about the player or naming them as staff, their name among a banned-alt list, and a
 //!   staff rank change's `staff_name` equal to one of their names (those payloads carry no
@@ -183,7 +184,7 @@ pub(crate) async fn scrub(
     });
     let staff_fields = json!({ "staff_name": null });
 
-    let statements: [(&str, Vec<Bind<'_>>); 15] = [
+    let statements: [(&str, Vec<Bind<'_>>); 17] = [
         (
             "UPDATE players SET username = NULL, names = '{}', linked_platform = NULL,
                  linked_external_id = NULL, linked_external_name = NULL
@@ -261,6 +262,25 @@ pub(crate) async fn scrub(
         (
             "UPDATE events SET properties = erased_properties(properties, $3)
              WHERE account_id = $1 AND is_internal
+               AND name IN ('punish_ban', 'punish_mute', 'punish_kick', 'punish_warning',
+                            'punish_revoke', 'rank_change')
+               AND json_typeof(properties) = 'object'
+               AND properties ->> 'staff_uuid' = $2::text
+               AND properties ->> 'staff_name' IS NOT NULL",
+            vec![Bind::Json(&staff_fields)],
+        ),
+        // The Overview's copy of the newest of those events.
+        (
+            "UPDATE recent_events SET properties = CASE
+                 WHEN json_typeof(properties) = 'object'
+                     THEN erased_properties(properties, $3)
+                 ELSE '{}'::json END
+             WHERE account_id = $1 AND player_uuid = $2",
+            vec![Bind::Json(&own_fields)],
+        ),
+        (
+            "UPDATE recent_events SET properties = erased_properties(properties, $3)
+             WHERE account_id = $1
                AND name IN ('punish_ban', 'punish_mute', 'punish_kick', 'punish_warning',
                             'punish_revoke', 'rank_change')
                AND json_typeof(properties) = 'object'

@@ -87,6 +87,7 @@ pub mod erasure;
 pub mod notes;
 pub mod players;
 pub mod punishments;
+mod recent_activity;
 pub mod servers;
 pub mod sessions;
 pub mod timeline;

@@ -2,14 +2,15 @@
 //! [`shared::timeline::events_of`] (shared with query-api's live stream, so both agree), and
 //! the trends rollups folded from exactly the rows each insert stored (migration 0018):
 //! `event_hours` (events per name, UTC hour and server), `event_player_days` (who did each
-//! event on each UTC day) and `event_day_players` (how many).
+//! event on each UTC day) and `event_day_players` (how many); and the Overview's newest
+//! activity events, `recent_events` ([`recent_activity`]).
 
-use super::Positioned;
 use super::bulk::{self, BinaryRows};
+use super::{Positioned, recent_activity};
 use chrono::{DateTime, NaiveDate, Timelike, Utc};
-use shared::timeline::{TimelineEvent, events_of};
+use shared::timeline::{ACTIVITY_EVENTS, TimelineEvent, events_of};
 use sqlx::PgConnection;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use uuid::Uuid;
 
 /// Rows per INSERT: batched, yet bounded so one statement's parameters stay small.
@@ -21,7 +22,13 @@ pub struct Timeline;
 
 read_model! {
     Timeline: "timeline",
-    tables: ["events", "event_hours", "event_player_days", "event_day_players"],
+    tables: [
+        "events",
+        "event_hours",
+        "event_player_days",
+        "event_day_players",
+        "recent_events",
+    ],
     fold: apply,
     bulk: apply_bulk,
 }
@@ -42,14 +49,15 @@ pub async fn apply(conn: &mut PgConnection, messages: &[&Positioned]) -> Result<
 
 /// Inserts `events` in one UNNEST statement (first stored copy of an id wins) and, in the same
 /// statement, adds the rows it actually inserted (`RETURNING`) to the trends rollups, so a
-/// duplicate or a replay is never counted twice. Public so the benchmark's raw-insert baseline
+/// duplicate or a replay is never counted twice; the activity events among them go to the
+/// Overview's `recent_events` ([`recent_activity`]). Public so the benchmark's raw-insert baseline
 /// measures exactly this statement (and its seeded events have their rollups).
 pub async fn insert_events(
     conn: &mut PgConnection,
     events: &[TimelineEvent],
 ) -> Result<u64, sqlx::Error> {
     let column = |f: fn(&TimelineEvent) -> Option<Uuid>| events.iter().map(f).collect::<Vec<_>>();
-    let inserted: i64 = sqlx::query_scalar(
+    let (inserted, activity_accounts, activity): (i64, Vec<Uuid>, Vec<Uuid>) = sqlx::query_as(
         "WITH inserted AS (
          INSERT INTO events (account_id, id, seq, name, is_internal, player_uuid, server_id,
                              properties, occurred_at, received_at)
@@ -60,7 +68,7 @@ pub async fn insert_events(
               AS t(account_id, id, seq, name, is_internal, player_uuid, server_id,
                    properties, occurred_at, received_at)
          ON CONFLICT (account_id, id) DO NOTHING
-         RETURNING account_id, name, player_uuid, server_id, occurred_at
+         RETURNING account_id, id, name, player_uuid, server_id, occurred_at
          ), hours AS (
          INSERT INTO event_hours (account_id, name, hour, server_id, events)
          SELECT account_id, name, date_trunc('hour', occurred_at, 'UTC'),
@@ -85,7 +93,10 @@ pub async fn insert_events(
          ON CONFLICT (account_id, name, day)
              DO UPDATE SET players = event_day_players.players + excluded.players
          )
-         SELECT count(*) FROM inserted",
+         SELECT count(*),
+                coalesce(array_agg(account_id) FILTER (WHERE name = ANY($11)), '{}'),
+                coalesce(array_agg(id) FILTER (WHERE name = ANY($11)), '{}')
+         FROM inserted",
     )
     .bind(events.iter().map(|e| e.account_id).collect::<Vec<_>>())
     .bind(events.iter().map(|e| e.id).collect::<Vec<_>>())
@@ -102,8 +113,16 @@ pub async fn insert_events(
     )
     .bind(events.iter().map(|e| e.occurred_at).collect::<Vec<_>>())
     .bind(events.iter().map(|e| e.received_at).collect::<Vec<_>>())
-    .fetch_one(conn)
+    .bind(&ACTIVITY_EVENTS[..])
+    .fetch_one(&mut *conn)
     .await?;
+    if !activity.is_empty() {
+        let stored: HashSet<(Uuid, Uuid)> = activity_accounts.into_iter().zip(activity).collect();
+        let stored_events = events
+            .iter()
+            .filter(|e| stored.contains(&(e.account_id, e.id)));
+        recent_activity::keep_events(conn, stored_events).await?;
+    }
     Ok(u64::try_from(inserted).unwrap_or(0))
 }
 
@@ -138,7 +157,8 @@ pub(crate) async fn apply_bulk(
     }
 }
 
-/// Copies `events` into `events` and adds every one of them to the rollups.
+/// Copies `events` into `events` and adds every one of them to the rollups and the recent
+/// activity.
 async fn copy_events(conn: &mut PgConnection, events: &[TimelineEvent]) -> Result<(), sqlx::Error> {
     let mut rows = BinaryRows::new(10);
     for e in events {
@@ -161,6 +181,7 @@ async fn copy_events(conn: &mut PgConnection, events: &[TimelineEvent]) -> Resul
         rows,
     )
     .await?;
+    recent_activity::keep_events(&mut *conn, events).await?;
     let rollups = Rollups::of(events);
     for part in super::statement_ranges(
         rollups.hours.len().max(rollups.days.len()),

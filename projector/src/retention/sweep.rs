@@ -65,17 +65,29 @@ fn steps(kind: RetentionKind) -> &'static [Step] {
                 action: "DELETE FROM events",
                 filter: "name = ANY($4) AND is_internal AND occurred_at < $2",
             },
+            Step {
+                table: "recent_events",
+                action: "DELETE FROM recent_events",
+                filter: "name = ANY($4) AND occurred_at < $2",
+            },
         ],
         RetentionKind::CustomEvents => &[Step {
             table: "events",
             action: "DELETE FROM events",
             filter: "name = ANY($4) AND NOT is_internal AND occurred_at < $2",
         }],
-        RetentionKind::AnticheatFlags => &[Step {
-            table: "anticheat_flags",
-            action: "DELETE FROM anticheat_flags",
-            filter: "flagged_at < $2",
-        }],
+        RetentionKind::AnticheatFlags => &[
+            Step {
+                table: "anticheat_flags",
+                action: "DELETE FROM anticheat_flags",
+                filter: "flagged_at < $2",
+            },
+            Step {
+                table: "recent_flags",
+                action: "DELETE FROM recent_flags",
+                filter: "flagged_at < $2",
+            },
+        ],
     }
 }
 
@@ -93,7 +105,9 @@ pub(crate) async fn sweep_kind(
         // The timeline's steps name the events they remove (`$4`).
         let names: Option<Vec<String>> = match (step.table, kind) {
             ("events", RetentionKind::Chat) => Some(CHAT_EVENTS.map(str::to_owned).to_vec()),
-            ("events", RetentionKind::Sessions) => Some(SESSION_EVENTS.map(str::to_owned).to_vec()),
+            ("events" | "recent_events", RetentionKind::Sessions) => {
+                Some(SESSION_EVENTS.map(str::to_owned).to_vec())
+            }
             ("events", _) => Some(custom_event_names(pool, account).await?),
             _ => None,
         };

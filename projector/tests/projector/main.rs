@@ -26,6 +26,7 @@ mod punishments;
 mod read_ahead;
 mod read_models_replay;
 mod rebuild;
+mod recent_activity;
 mod registry;
 mod replay_property;
 mod retention;

@@ -290,13 +290,16 @@ async fn retention_removes_sessions_custom_events_and_flags_by_their_own_time() 
     keys.set_policy(account, &policy).await?;
     let report: SweepReport = retention::sweep(h.pool(), &keys, now).await?;
     // The closed session, its join and quit events, and the old join event of the session
-    // still open (the timeline's history; the open session itself stays).
-    assert_eq!(report.rows(RetentionKind::Sessions), 4);
+    // still open (the timeline's history; the open session itself stays), and the Overview's
+    // copies of those three events; the old flag and its copy.
+    assert_eq!(report.rows(RetentionKind::Sessions), 4 + 3);
     assert_eq!(report.rows(RetentionKind::CustomEvents), 2);
-    assert_eq!(report.rows(RetentionKind::AnticheatFlags), 1);
+    assert_eq!(report.rows(RetentionKind::AnticheatFlags), 1 + 1);
 
     assert_eq!(ids(&h, "sessions", account).await?, [still_on.id]);
     assert_eq!(ids(&h, "anticheat_flags", account).await?, [new_flag.id]);
+    assert!(ids(&h, "recent_events", account).await?.is_empty());
+    assert_eq!(ids(&h, "recent_flags", account).await?, [new_flag.id]);
     let events: Vec<(String, Uuid)> = sqlx::query_as(
         "SELECT name, id FROM events WHERE account_id = $1 ORDER BY name, occurred_at",
     )

@@ -19,20 +19,11 @@ pub const NETWORK_BUCKET: Duration = Duration::minutes(5);
 /// How far back the network chart looks.
 pub const NETWORK_SPAN: Duration = Duration::hours(24);
 
-/// How many activity items the Overview shows.
+/// How many activity items the Overview shows (the projector keeps more).
 pub const ACTIVITY_LIMIT: i64 = 50;
+const _: () = assert!(ACTIVITY_LIMIT <= shared::timeline::RECENT_ACTIVITY_KEPT);
 
-/// The timeline events the activity list shows (contract §6), besides anti-cheat flags.
-pub const ACTIVITY_EVENTS: [&str; 8] = [
-    "session_join",
-    "session_quit",
-    "punish_ban",
-    "punish_mute",
-    "punish_kick",
-    "punish_warning",
-    "punish_revoke",
-    "rank_change",
-];
+pub use shared::timeline::ACTIVITY_EVENTS;
 
 /// One bucket of the network chart.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
@@ -204,40 +195,39 @@ pub async fn network_players(
         .collect())
 }
 
-/// The activity list's statement: `$1` the account, `$2` [`ACTIVITY_EVENTS`], `$3` the limit.
+/// The activity list's statement: `$1` the account, `$2` the limit (at most
+/// [`shared::timeline::RECENT_ACTIVITY_KEPT`]).
 pub const ACTIVITY_SQL: &str = "SELECT a.at, a.name, a.player_uuid, \
                 COALESCE(a.player_name, p.username) AS player_name, \
                 a.server_id, a.actor, a.detail \
          FROM ( \
-           SELECT e.occurred_at AS at, e.seq AS tiebreak, e.name, e.player_uuid, e.server_id, \
-                  e.properties->>'player_name' AS player_name, \
-                  e.properties->>'staff_name' AS actor, \
-                  CASE WHEN e.name = 'rank_change' THEN e.properties->>'group' \
-                       WHEN e.name = 'punish_revoke' THEN e.properties->>'revoke_reason' \
-                       WHEN e.name LIKE 'punish\\_%' THEN e.properties->>'reason' END AS detail \
-           FROM unnest($2::text[]) AS n(name) \
-           CROSS JOIN LATERAL ( \
-             SELECT * FROM events e \
-             WHERE e.account_id = $1 AND e.name = n.name \
-             ORDER BY e.occurred_at DESC, e.seq DESC LIMIT $3) e \
+           SELECT * FROM ( \
+             SELECT e.occurred_at AS at, e.seq AS tiebreak, e.name, e.player_uuid, \
+                    e.server_id, e.properties->>'player_name' AS player_name, \
+                    e.properties->>'staff_name' AS actor, \
+                    CASE WHEN e.name = 'rank_change' THEN e.properties->>'group' \
+                         WHEN e.name = 'punish_revoke' THEN e.properties->>'revoke_reason' \
+                         WHEN e.name LIKE 'punish\\_%' THEN e.properties->>'reason' END AS detail \
+             FROM recent_events e WHERE e.account_id = $1 \
+             ORDER BY e.occurred_at DESC, e.seq DESC, e.id DESC LIMIT $2) e \
            UNION ALL \
            SELECT * FROM ( \
              SELECT f.flagged_at, NULL::int8, 'anticheat_flag', f.player_uuid, f.server_id, \
                     NULL::text, NULL::text, \
                     concat_ws(' ', f.check_name, f.check_type) \
-             FROM anticheat_flags f WHERE f.account_id = $1 \
-             ORDER BY f.flagged_at DESC, f.id DESC LIMIT $3) f \
+             FROM recent_flags f WHERE f.account_id = $1 \
+             ORDER BY f.flagged_at DESC, f.id DESC LIMIT $2) f \
          ) a \
          LEFT JOIN players p ON p.account_id = $1 AND p.uuid = a.player_uuid \
          ORDER BY a.at DESC, a.tiebreak DESC NULLS LAST \
-         LIMIT $3";
+         LIMIT $2";
 
 /// The newest `limit` joins, quits, punishments, revokes, rank changes and anti-cheat flags
 /// of the account, newest first.
 ///
-/// Each event name is its own index range (`events_account_name_time_idx`), flags use
-/// `anticheat_flags_account_time_idx`: at most 9 x `limit` rows are read, however big the
-/// timeline.
+/// Read from the projector's `recent_events` and `recent_flags` (the newest
+/// [`shared::timeline::RECENT_ACTIVITY_KEPT`] of each per account): two ranges of their time
+/// indexes and a player's name by key per item, however big the timeline.
 pub async fn recent_activity(
     reads: &PgPool,
     account_id: Uuid,
@@ -245,7 +235,6 @@ pub async fn recent_activity(
 ) -> Result<Vec<Activity>, sqlx::Error> {
     let rows = sqlx::query_as::<_, ActivityRow>(ACTIVITY_SQL)
         .bind(account_id)
-        .bind(&ACTIVITY_EVENTS[..])
         .bind(limit)
         .fetch_all(reads)
         .await?;

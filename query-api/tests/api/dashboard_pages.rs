@@ -3,7 +3,8 @@
 
 use crate::browser::{Browser, PASSWORD};
 use crate::read_models::{
-    Dashboard, Punishment, ago, now, player, punishment, rank, server, session,
+    Dashboard, Punishment, ago, keep_recent_activity, now, player, punishment, rank, server,
+    session,
 };
 use chrono::{DateTime, Duration as Span, DurationRound, Utc};
 use reqwest::StatusCode;
@@ -68,7 +69,7 @@ async fn minute(
     Ok(())
 }
 
-/// A timeline row as the projector writes it.
+/// A timeline row as the projector writes it (and keeps it among the recent activity).
 async fn timeline(
     pool: &PgPool,
     account: Uuid,
@@ -92,7 +93,7 @@ async fn timeline(
     .bind(at)
     .execute(pool)
     .await?;
-    Ok(())
+    keep_recent_activity(pool, account).await
 }
 
 /// The data of every chart on a page (the `data-chart` attributes, unescaped).

@@ -3,7 +3,8 @@
 
 use crate::dashboard_queries::rollup;
 use crate::read_models::{
-    Dashboard, Punishment, ago, flag, now, player, punishment, rank, server, session,
+    Dashboard, Punishment, ago, flag, keep_recent_activity, now, player, punishment, rank, server,
+    session,
 };
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use query_api::queries::{
@@ -153,6 +154,8 @@ async fn the_overview_sums_the_network_and_lists_activity_newest_first() -> anyh
     )
     .await?;
 
+    keep_recent_activity(pool, account).await?;
+    keep_recent_activity(pool, other.account).await?;
     let view = overview(pool, account, now).await?;
     assert_eq!(
         (view.servers_online, view.servers_total, view.players_online),

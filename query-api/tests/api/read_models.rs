@@ -247,6 +247,34 @@ pub(crate) async fn flag(
     Ok(id)
 }
 
+/// The Overview's `recent_events` and `recent_flags` of `account` as the projector keeps them
+/// beside the rows seeded in `events` and `anticheat_flags`: the newest 100 of each.
+pub(crate) async fn keep_recent_activity(pool: &PgPool, account: Uuid) -> anyhow::Result<()> {
+    for statement in [
+        "DELETE FROM recent_events WHERE account_id = $1",
+        "INSERT INTO recent_events (account_id, id, seq, name, player_uuid, server_id, \
+           properties, occurred_at) \
+         SELECT account_id, id, seq, name, player_uuid, server_id, properties, occurred_at \
+         FROM events WHERE account_id = $1 AND is_internal AND name = ANY($2) \
+         ORDER BY occurred_at DESC, seq DESC, id DESC LIMIT 100",
+        "DELETE FROM recent_flags WHERE account_id = $1",
+        "INSERT INTO recent_flags (account_id, id, player_uuid, server_id, check_name, \
+           check_type, flagged_at) \
+         SELECT account_id, id, player_uuid, server_id, check_name, check_type, flagged_at \
+         FROM anticheat_flags WHERE account_id = $1 \
+         ORDER BY flagged_at DESC, id DESC LIMIT 100",
+    ] {
+        let query = sqlx::query(statement).bind(account);
+        let query = if statement.contains("$2") {
+            query.bind(&shared::timeline::ACTIVITY_EVENTS[..])
+        } else {
+            query
+        };
+        query.execute(pool).await?;
+    }
+    Ok(())
+}
+
 pub(crate) async fn chat(
     pool: &PgPool,
     account: Uuid,

@@ -1,7 +1,7 @@
 //! The account the walk reads: read models and timeline as the projector writes them.
 
 use super::markers::Secrets;
-use crate::read_models::{Dashboard, ago, now, player, server};
+use crate::read_models::{Dashboard, ago, keep_recent_activity, now, player, server};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -111,6 +111,7 @@ pub(super) async fn seed() -> anyhow::Result<World> {
         .execute(pool)
         .await?;
     }
+    keep_recent_activity(pool, account).await?;
     Ok(World {
         dash,
         lobby,
