@@ -12,6 +12,8 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+pub use shared::timeline::ACTIVITY_EVENTS;
+
 /// Width of a bucket of the network chart: 288 points over 24 hours, read from the
 /// projector's `network_five_minutes` (one row per bucket, not one per server).
 pub const NETWORK_BUCKET: Duration = Duration::minutes(5);
@@ -22,8 +24,6 @@ pub const NETWORK_SPAN: Duration = Duration::hours(24);
 /// How many activity items the Overview shows (the projector keeps more).
 pub const ACTIVITY_LIMIT: i64 = 50;
 const _: () = assert!(ACTIVITY_LIMIT <= shared::timeline::RECENT_ACTIVITY_KEPT);
-
-pub use shared::timeline::ACTIVITY_EVENTS;
 
 /// One bucket of the network chart.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
