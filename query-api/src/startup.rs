@@ -169,13 +169,19 @@ fn audit_ip_hasher(config: &Config) -> shared::records::IpHasher {
 /// and those requests were the reads' slowest. A connection PostgreSQL closes is opened again.
 pub const POOL_CONNECTIONS: u32 = 10;
 
-/// A small pool that fails fast when PostgreSQL is unreachable.
+/// A small pool for a command that runs once: connections opened as it needs them, and it
+/// fails fast when PostgreSQL is unreachable.
 pub async fn connect_postgres(url: &str) -> anyhow::Result<PgPool> {
-    connect_postgres_logging(url, Duration::from_secs(1)).await
+    let options = PgConnectOptions::from_str(url).context("reading DATABASE_URL")?;
+    pool_options()
+        .connect_with(options.log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(1)))
+        .await
+        .context("connecting to PostgreSQL (DATABASE_URL)")
 }
 
-/// [`connect_postgres`], logging each statement that takes at least `slow` (zero: none) at
-/// `warn`, in the span of the request that ran it.
+/// The service's pool ([`POOL_CONNECTIONS`], all opened at start and kept), logging each
+/// statement that takes at least `slow` (zero: none) at `warn`, in the span of the request that
+/// ran it.
 pub async fn connect_postgres_logging(url: &str, slow: Duration) -> anyhow::Result<PgPool> {
     let mut options = PgConnectOptions::from_str(url).context("reading DATABASE_URL")?;
     options = if slow.is_zero() {
@@ -183,15 +189,21 @@ pub async fn connect_postgres_logging(url: &str, slow: Duration) -> anyhow::Resu
     } else {
         options.log_slow_statements(log::LevelFilter::Warn, slow)
     };
-    PgPoolOptions::new()
-        .max_connections(POOL_CONNECTIONS)
+    pool_options()
         .min_connections(POOL_CONNECTIONS)
         .idle_timeout(None)
         .max_lifetime(None)
-        .acquire_timeout(Duration::from_secs(5))
         .connect_with(options)
         .await
         .context("connecting to PostgreSQL (DATABASE_URL)")
+}
+
+/// What every pool of query-api has: at most [`POOL_CONNECTIONS`], and a request that cannot
+/// get one within 5 s fails rather than waits.
+fn pool_options() -> PgPoolOptions {
+    PgPoolOptions::new()
+        .max_connections(POOL_CONNECTIONS)
+        .acquire_timeout(Duration::from_secs(5))
 }
 
 /// Gets the key bucket, creating it when it does not exist yet.

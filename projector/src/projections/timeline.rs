@@ -41,10 +41,28 @@ pub async fn apply(conn: &mut PgConnection, messages: &[&Positioned]) -> Result<
         .flat_map(|m| events_of(m.stream_sequence, &m.message))
         .collect();
     let mut inserted = 0;
+    let mut activity = HashSet::new();
     for batch in events.chunks(ROWS_PER_STATEMENT) {
-        inserted += insert_events(conn, batch).await?;
+        inserted += insert_batch(conn, batch, &mut activity).await?;
     }
+    keep_stored_activity(conn, &events, &activity).await?;
     Ok(inserted)
+}
+
+/// Adds the activity events among `events` that an insert stored (`stored`: their account and
+/// id) to the Overview's `recent_events`, once for a whole chunk.
+async fn keep_stored_activity(
+    conn: &mut PgConnection,
+    events: &[TimelineEvent],
+    stored: &HashSet<(Uuid, Uuid)>,
+) -> Result<(), sqlx::Error> {
+    if !stored.is_empty() {
+        let stored_events = events
+            .iter()
+            .filter(|e| stored.contains(&(e.account_id, e.id)));
+        recent_activity::keep_events(conn, stored_events).await?;
+    }
+    Ok(())
 }
 
 /// Inserts `events` in one UNNEST statement (first stored copy of an id wins) and, in the same
@@ -56,8 +74,21 @@ pub async fn insert_events(
     conn: &mut PgConnection,
     events: &[TimelineEvent],
 ) -> Result<u64, sqlx::Error> {
+    let mut activity = HashSet::new();
+    let inserted = insert_batch(conn, events, &mut activity).await?;
+    keep_stored_activity(conn, events, &activity).await?;
+    Ok(inserted)
+}
+
+/// [`insert_events`]'s statement: adds the (account, id) of the activity events it stored to
+/// `activity` rather than copying them, so a chunk of many batches copies once.
+async fn insert_batch(
+    conn: &mut PgConnection,
+    events: &[TimelineEvent],
+    activity: &mut HashSet<(Uuid, Uuid)>,
+) -> Result<u64, sqlx::Error> {
     let column = |f: fn(&TimelineEvent) -> Option<Uuid>| events.iter().map(f).collect::<Vec<_>>();
-    let (inserted, activity_accounts, activity): (i64, Vec<Uuid>, Vec<Uuid>) = sqlx::query_as(
+    let (inserted, stored_accounts, stored_ids): (i64, Vec<Uuid>, Vec<Uuid>) = sqlx::query_as(
         "WITH inserted AS (
          INSERT INTO events (account_id, id, seq, name, is_internal, player_uuid, server_id,
                              properties, occurred_at, received_at)
@@ -114,15 +145,9 @@ pub async fn insert_events(
     .bind(events.iter().map(|e| e.occurred_at).collect::<Vec<_>>())
     .bind(events.iter().map(|e| e.received_at).collect::<Vec<_>>())
     .bind(&ACTIVITY_EVENTS[..])
-    .fetch_one(&mut *conn)
+    .fetch_one(conn)
     .await?;
-    if !activity.is_empty() {
-        let stored: HashSet<(Uuid, Uuid)> = activity_accounts.into_iter().zip(activity).collect();
-        let stored_events = events
-            .iter()
-            .filter(|e| stored.contains(&(e.account_id, e.id)));
-        recent_activity::keep_events(conn, stored_events).await?;
-    }
+    activity.extend(stored_accounts.into_iter().zip(stored_ids));
     Ok(u64::try_from(inserted).unwrap_or(0))
 }
 
